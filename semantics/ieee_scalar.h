@@ -1,0 +1,112 @@
+// Scalar semantics of the reference float domain (DESIGN §3): IEEE-754 binary
+// arithmetic, round to nearest even, no contraction, IEEE 754-2019
+// maximum/minimum, host libm for transcendental functions, wrap-around
+// integers, NumPy's divmod for float floordiv/mod, Python's for integers.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace stax::sem::ieee {
+
+template <class T>
+inline T maximum(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;  // quiet NaN, propagated
+  if (a == b) return std::signbit(a) ? b : a;         // maximum(-0, +0) = +0
+  return a > b ? a : b;
+}
+template <class T>
+inline T minimum(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  if (a == b) return std::signbit(a) ? a : b;  // minimum(-0, +0) = -0
+  return a < b ? a : b;
+}
+
+/// NumPy's npy_divmod: returns floor division, sets `mod`.
+template <class T>
+inline T divmod(T a, T b, T& mod) {
+  mod = std::fmod(a, b);
+  if (b == T(0)) return a / b;
+  T div = (a - mod) / b;
+  if (mod != T(0)) {
+    if ((b < T(0)) != (mod < T(0))) {
+      mod += b;
+      div -= T(1);
+    }
+  } else {
+    mod = std::copysign(T(0), b);
+  }
+  T floordiv;
+  if (div != T(0)) {
+    floordiv = std::floor(div);
+    if (div - floordiv > T(0.5)) floordiv += T(1);
+  } else {
+    floordiv = std::copysign(T(0), a / b);
+  }
+  return floordiv;
+}
+
+template <class T>
+inline T sigmoid(T a) {
+  return T(1) / (T(1) + std::exp(-a));
+}
+template <class T>
+inline T rsqrt(T a) {
+  return T(1) / std::sqrt(a);
+}
+
+// ---- integers: two's complement wrap-around; division by zero is ⊥ ----
+
+template <class T>
+using U = std::make_unsigned_t<T>;
+template <class T>
+inline T wrap_add(T a, T b) {
+  return T(U<T>(a) + U<T>(b));
+}
+template <class T>
+inline T wrap_sub(T a, T b) {
+  return T(U<T>(a) - U<T>(b));
+}
+template <class T>
+inline T wrap_mul(T a, T b) {
+  return T(U<T>(a) * U<T>(b));
+}
+template <class T>
+inline T wrap_neg(T a) {
+  return T(U<T>(0) - U<T>(a));
+}
+/// Truncating division; caller checks b != 0. MIN / -1 wraps to MIN.
+template <class T>
+inline T trunc_div(T a, T b) {
+  if (b == T(-1)) return wrap_neg(a);
+  return a / b;
+}
+/// Python floor division; caller checks b != 0.
+template <class T>
+inline T floor_div(T a, T b) {
+  if (b == T(-1)) return wrap_neg(a);
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+/// Python modulo (sign of the divisor); caller checks b != 0.
+template <class T>
+inline T py_mod(T a, T b) {
+  if (b == T(-1)) return 0;
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+/// Float to integer: truncation toward zero, NaN -> 0, saturating.
+template <class I, class F>
+inline I float_to_int(F x) {
+  if (std::isnan(x)) return 0;
+  if (x <= F(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (x >= F(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return I(x);
+}
+
+}  // namespace stax::sem::ieee

@@ -1,0 +1,45 @@
+// Dense row-major tensors as bytes of their dtype: the values the Ieee
+// semantics computes, and what `.npy` files hold.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "semantics/ir.h"
+
+namespace stax::sem {
+
+struct Tensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<uint8_t> data;
+
+  Tensor() = default;
+  Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)), data(size_t(num_elements(shape)) * size_t(dtype_bytes(t))) {}
+  int64_t size() const { return num_elements(shape); }
+  template <class T>
+  T* as() {
+    return reinterpret_cast<T*>(data.data());
+  }
+  template <class T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(data.data());
+  }
+  /// Element `i` widened to double (ints exactly up to 2^53; bool 0/1).
+  double get_double(int64_t i) const;
+  /// Element `i` as an integer (floats truncated).
+  int64_t get_int(int64_t i) const;
+  /// Raw bits of element `i`, zero-extended.
+  uint64_t get_bits(int64_t i) const;
+};
+
+/// Same bits, or both NaN (DESIGN §3: equality of results).
+bool element_equal(const Tensor& a, const Tensor& b, int64_t i);
+/// Text of element i: the value and, for floats, its bits in hex.
+std::string element_text(const Tensor& t, int64_t i);
+/// Multi-index of a flat row-major position.
+std::vector<int64_t> unflatten(const Shape& s, int64_t flat);
+std::string index_text(const std::vector<int64_t>& idx);
+
+}  // namespace stax::sem
