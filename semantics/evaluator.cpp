@@ -33,9 +33,14 @@ std::optional<std::string> check_inputs(const Program& p, const Inputs& in) {
 IeeeOutcome eval_ieee(const Program& p, const Inputs& in) {
   IeeeDomain dom;
   TensorEvaluator<IeeeDomain> ev(dom, kMaxIeeeElements);
-  for (const Input& i : p.inputs) ev.env[i.name].push_back(std::make_shared<const Tensor>(in.at(i.name)));
+  // Inputs are borrowed, not copied: they outlive the evaluation. An output
+  // that is an input itself is copied at the end.
+  for (const Input& i : p.inputs)
+    ev.env[i.name].push_back(std::shared_ptr<const Tensor>(std::shared_ptr<const Tensor>(), &in.at(i.name)));
   IeeeOutcome out;
   run_bindings(ev, p, out.failure, out.outputs);
+  for (auto& [name, t] : out.outputs)
+    if (in.count(name) && t.get() == &in.at(name)) t = std::make_shared<const Tensor>(*t);
   return out;
 }
 

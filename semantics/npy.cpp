@@ -73,7 +73,9 @@ std::optional<std::string> dict_value(const std::string& h, const std::string& k
   }
   size_t e = h.find_first_of(",}", b);
   if (e == std::string::npos) return std::nullopt;
-  return h.substr(b, e - b);
+  std::string v = h.substr(b, e - b);
+  v.erase(v.find_last_not_of(' ') + 1);
+  return v;
 }
 
 }  // namespace

@@ -1,0 +1,132 @@
+// `stax run` end to end: exit codes 0/1/2, .npy in and out, replayable
+// random inputs (DESIGN §8).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "semantics/npy.h"
+
+namespace fs = std::filesystem;
+using namespace stax::sem;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+fs::path scratch() {
+  static fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("stax_cli_test_" + std::to_string(::getpid()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Run run_stax(const std::string& args) {
+  fs::path o = scratch() / "stdout.txt", e = scratch() / "stderr.txt";
+  std::string cmd = std::string(STAX_BINARY) + " " + args + " >" + o.string() + " 2>" + e.string();
+  int st = std::system(cmd.c_str());
+  return {WEXITSTATUS(st), slurp(o), slurp(e)};
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+  fs::path p = scratch() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+const char* kAdd = "input x : f32[4]\ninput y : f32[4]\nlet z = map(add, x, y)\noutput z\n";
+
+}  // namespace
+
+TEST_CASE("run: success writes outputs as npy") {
+  fs::path prog = write("add.stx", kAdd);
+  Tensor x(DType::F32, {4}), y(DType::F32, {4});
+  for (int i = 0; i < 4; ++i) x.as<float>()[i] = float(i), y.as<float>()[i] = 0.5f;
+  write_npy((scratch() / "x.npy").string(), x);
+  write_npy((scratch() / "y.npy").string(), y);
+  fs::path out = scratch() / "out1";
+  Run r = run_stax("run " + prog.string() + " --input x=" + (scratch() / "x.npy").string() + " --input y=" +
+               (scratch() / "y.npy").string() + " --out " + out.string());
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto z = read_npy((out / "z.npy").string());
+  REQUIRE(std::holds_alternative<Tensor>(z));
+  for (int i = 0; i < 4; ++i) CHECK(std::get<Tensor>(z).as<float>()[i] == float(i) + 0.5f);
+}
+
+TEST_CASE("run: random inputs are written and replay to the same bits") {
+  fs::path prog = write("add2.stx", kAdd);
+  fs::path a = scratch() / "rand_a", b = scratch() / "rand_b";
+  REQUIRE(run_stax("run " + prog.string() + " --random-inputs 17 --out " + a.string()).code == 0);
+  REQUIRE(fs::exists(a / "inputs" / "x.npy"));
+  Run r = run_stax("run " + prog.string() + " --input x=" + (a / "inputs" / "x.npy").string() + " --input y=" +
+               (a / "inputs" / "y.npy").string() + " --out " + b.string());
+  REQUIRE(r.code == 0);
+  CHECK(slurp(a / "z.npy") == slurp(b / "z.npy"));
+  // A different seed draws different inputs.
+  fs::path c = scratch() / "rand_c";
+  REQUIRE(run_stax("run " + prog.string() + " --random-inputs 18 --out " + c.string()).code == 0);
+  CHECK(slurp(a / "inputs" / "x.npy") != slurp(c / "inputs" / "x.npy"));
+}
+
+TEST_CASE("run: real semantics writes f64") {
+  fs::path prog = write("add3.stx", kAdd);
+  fs::path d = scratch() / "real";
+  REQUIRE(run_stax("run " + prog.string() + " --semantics real --random-inputs 3 --out " + d.string()).code == 0);
+  auto z = read_npy((d / "z.npy").string());
+  REQUIRE(std::holds_alternative<Tensor>(z));
+  CHECK(std::get<Tensor>(z).dtype == DType::F64);
+}
+
+TEST_CASE("run: a failing program exits 1 and names the binding") {
+  fs::path prog = write("div0.stx",
+                        "input x : i32[3]\nlet q = map(fn(a) => floordiv(a, sub(a, a)), x)\noutput q\n");
+  Run r = run_stax("run " + prog.string() + " --random-inputs 1");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Catch::Contains("'q'") && Catch::Contains("by zero"));
+}
+
+TEST_CASE("run: bad input exits 2 with file:line:col, never crashes") {
+  fs::path bad = write("bad.stx", "input x : f32[4]\nlet y = map(add, x, q)\noutput y\n");
+  Run r = run_stax("run " + bad.string() + " --random-inputs 1");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("bad.stx:2:21") && Catch::Contains("unknown name 'q'"));
+
+  fs::path prog = write("add4.stx", kAdd);
+  CHECK(run_stax("run " + prog.string()).code == 2);  // missing inputs
+  CHECK_THAT(run_stax("run " + prog.string()).err, Catch::Contains("missing input 'x'"));
+  fs::path junk = write("junk.npy", "not numpy at all");
+  Run j = run_stax("run " + prog.string() + " --input x=" + junk.string() + " --random-inputs 1");
+  CHECK(j.code == 2);
+  CHECK_THAT(j.err, Catch::Contains("junk.npy"));
+  CHECK(run_stax("run " + prog.string() + " --random-inputs 1 --semantics fuzzy").code == 2);
+  CHECK(run_stax("run " + prog.string() + " --random-inputs 1 --backend tpu").code == 2);
+  CHECK(run_stax("run /nonexistent.stx").code == 2);
+  CHECK(run_stax("frobnicate").code == 2);
+  // A wrongly shaped input.
+  Tensor w(DType::F32, {5});
+  write_npy((scratch() / "w.npy").string(), w);
+  Run s = run_stax("run " + prog.string() + " --random-inputs 1 --input x=" + (scratch() / "w.npy").string());
+  CHECK(s.code == 2);
+  CHECK_THAT(s.err, Catch::Contains("expects f32[4], got f32[5]"));
+}
+
+TEST_CASE("examples: every example runs under both semantics") {
+  Run r = run_stax(std::string("examples ") + STAX_SOURCE_DIR + "/examples");
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("listing_6_2.stx") && Catch::Contains("example_6_3_g2.stx"));
+  CHECK_THAT(r.out, !Catch::Contains("⊥"));
+}
