@@ -254,6 +254,14 @@ void IeeeDomain::from_int64(Value dst, const int64_t* v, size_t cnt, DType tag) 
   convert_from(v, dst, tag, cnt);
 }
 
+void IeeeDomain::scale_pow2(Value v, DType tag, int e, size_t cnt) {
+  if (compute_type(tag) == DType::F64) {
+    for (size_t i = 0; i < cnt; ++i) col<double>(v)[i] = std::ldexp(col<double>(v)[i], e);
+  } else if (compute_type(tag) == DType::F32) {
+    for (size_t i = 0; i < cnt; ++i) col<float>(v)[i] = std::ldexp(col<float>(v)[i], e);
+  }
+}
+
 void IeeeDomain::copy(Value dst, Value src, DType tag, size_t cnt) {
   std::memcpy(dst, src, cnt * size_t(dtype_bytes(compute_type(tag))));
 }
@@ -339,8 +347,8 @@ void fold_typed(IeeeDomain::RedState& s, const T* v, size_t cnt, int64_t flat_st
         break;
       }
       case RedOp::ArgMin: {
-        bool take;
-        if constexpr (std::is_floating_point_v<T>) take = x < a || (std::isnan(x) && !std::isnan(a));
+        bool take;  // NaN is the greatest value (DESIGN §3): it is the min only when all are NaN
+        if constexpr (std::is_floating_point_v<T>) take = x < a || (!std::isnan(x) && std::isnan(a));
         else take = x < a;
         if (take) a = x, s.arg[size_t(o)] = r;
         break;

@@ -38,6 +38,8 @@ class IeeeDomain {
   /// Rounds a column to its tag's storage precision (a map's store).
   void round_to_tag(Value v, DType tag, size_t n);
   void from_int64(Value dst, const int64_t* v, size_t n, DType tag);
+  /// Multiplies a float column by 2^e (exact unless it under/overflows).
+  void scale_pow2(Value v, DType tag, int e, size_t n);
   void fill(Value dst, const Const& c, size_t n);
   void copy(Value dst, Value src, DType tag, size_t n);
   int64_t read_int(const Tensor& t, int64_t off) const { return t.get_int(off); }

@@ -223,18 +223,22 @@ bool IndexMap::operator==(const IndexMap& o) const {
 
 namespace {
 // Linear form of an index expression: coefficients per variable and constant.
+// Coefficients that overflow int64 make the form not affine (no UB).
 bool linearize(const IExpr& e, std::vector<int64_t>& coef, int64_t& c, int64_t scale) {
+  int64_t t = 0;
   switch (e->kind) {
-    case IExprNode::Kind::Const: c += scale * e->value; return true;
+    case IExprNode::Kind::Const:
+      return !__builtin_mul_overflow(scale, e->value, &t) && !__builtin_add_overflow(c, t, &c);
     case IExprNode::Kind::Var:
       if (e->value < 0 || e->value >= int64_t(coef.size())) return false;
-      coef[size_t(e->value)] += scale;
-      return true;
+      return !__builtin_add_overflow(coef[size_t(e->value)], scale, &coef[size_t(e->value)]);
     case IExprNode::Kind::Add:
       return linearize(e->args[0], coef, c, scale) && linearize(e->args[1], coef, c, scale);
     case IExprNode::Kind::Sub:
-      return linearize(e->args[0], coef, c, scale) && linearize(e->args[1], coef, c, -scale);
-    case IExprNode::Kind::Mul: return linearize(e->args[0], coef, c, scale * e->value);
+      return linearize(e->args[0], coef, c, scale) && !__builtin_sub_overflow(int64_t(0), scale, &t) &&
+             linearize(e->args[1], coef, c, t);
+    case IExprNode::Kind::Mul:
+      return !__builtin_mul_overflow(scale, e->value, &t) && linearize(e->args[0], coef, c, t);
     default: return false;
   }
 }
@@ -318,6 +322,8 @@ Expr make_expr(TensorType type, ExprPayload p, SourceLoc loc) {
           hash_mix(h, x.src->hash);
         } else if constexpr (std::is_same_v<T, IotaE>) {
           hash_mix(h, size_t(x.dim));
+        } else if constexpr (std::is_same_v<T, RandE>) {
+          hash_mix(h, size_t(x.key));
         } else if constexpr (std::is_same_v<T, FullE>) {
           hash_mix(h, x.value.bits);
         } else if constexpr (std::is_same_v<T, LetE>) {
@@ -351,6 +357,8 @@ bool expr_equal(const Expr& a, const Expr& b) {
           return x.op == y.op && x.init == y.init && x.extents == y.extents && expr_equal(x.src, y.src);
         } else if constexpr (std::is_same_v<T, IotaE>) {
           return x.dim == y.dim;
+        } else if constexpr (std::is_same_v<T, RandE>) {
+          return x.key == y.key;
         } else if constexpr (std::is_same_v<T, FullE>) {
           return x.value == y.value;
         } else {
@@ -412,6 +420,14 @@ bool expr_may_fail(const Expr& e) {
         }
       },
       e->p);
+}
+
+double rand_value(uint64_t key, int64_t flat) {
+  uint64_t z = key * 0x9e3779b97f4a7c15ull + uint64_t(flat) * 0xd1b54a32d192ed03ull + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return double(z >> 40) * 0x1.0p-24;
 }
 
 const TensorType* Program::type_of(const std::string& name) const {

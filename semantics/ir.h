@@ -147,12 +147,17 @@ struct IotaE {
 struct FullE {
   Const value;
 };
+/// Uniform values in [0, 1) from a counter-based generator keyed by `key`
+/// and the element's flat index (CSE must never merge two of them).
+struct RandE {
+  uint64_t key;
+};
 struct LetE {
   std::string name;
   Expr value;
   Expr body;
 };
-using ExprPayload = std::variant<NameE, MapE, ViewE, RedE, IotaE, FullE, LetE>;
+using ExprPayload = std::variant<NameE, MapE, ViewE, RedE, IotaE, FullE, RandE, LetE>;
 
 struct ExprNode {
   TensorType type;
@@ -165,6 +170,11 @@ struct ExprNode {
 /// checked (the front end and the transforms do that).
 Expr make_expr(TensorType type, ExprPayload p, SourceLoc loc = {});
 bool expr_equal(const Expr& a, const Expr& b);
+
+/// The value of rand(key) at a flat index, as a double in [0, 1) with 24
+/// random bits (exactly representable in every float dtype but f16/bf16,
+/// which round it).
+double rand_value(uint64_t key, int64_t flat);
 
 /// Names an expression reads (free names, including those of index loads).
 void collect_free_names(const Expr& e, std::vector<std::string>& out);

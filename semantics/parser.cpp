@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include "semantics/views.h"
@@ -164,7 +165,7 @@ struct ULambda {
 
 bool is_keyword(const std::string& s) {
   static const std::set<std::string> kw = {"input", "let", "output", "in", "map", "view", "red", "iota", "full",
-                                           "fn", "load", "cast", "permute", "slice", "expand", "reshape",
+                                           "fn", "load", "cast", "rand", "permute", "slice", "expand", "reshape",
                                            "unsqueeze", "squeeze", "gather", "nan", "inf", "true", "false"};
   return kw.count(s) || dtype_from_name(s).has_value();
 }
@@ -248,13 +249,17 @@ class Parser {
   Shape shape() {
     Token at = peek();
     Shape s = int_list("an extent");
+    check_extents(at.loc, s);
+    return s;
+  }
+  // Zero extents count as 1, so that strides of empty tensors cannot overflow either.
+  static void check_extents(const SourceLoc& at, const Shape& s) {
     int64_t n = 1;
     for (int64_t d : s) {
-      if (d < 0) throw DiagError{at.loc, "extents must be non-negative, got " + std::to_string(d)};
-      if (d > 0 && n > kMaxElements / d) throw DiagError{at.loc, "shape has more than 2^48 elements"};
-      n *= d;
+      if (d < 0) throw DiagError{at, "extents must be non-negative, got " + std::to_string(d)};
+      if (d > 0 && n > kMaxElements / d) throw DiagError{at, "shape has more than 2^48 elements"};
+      n *= std::max<int64_t>(d, 1);
     }
-    return s;
   }
   TensorType type() {
     TensorType t;
@@ -287,10 +292,11 @@ class Parser {
   const TensorType* lookup(const std::string& n) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
       if (it->first == n) return &it->second;
-    return prog_.type_of(n);
+    auto it = globals_.find(n);
+    return it == globals_.end() ? nullptr : &it->second;
   }
   void declare_global(const Token& t) {
-    if (prog_.type_of(t.text)) throw DiagError{t.loc, "'" + t.text + "' is already defined"};
+    if (globals_.count(t.text)) throw DiagError{t.loc, "'" + t.text + "' is already defined"};
   }
 
   // -- statements
@@ -300,8 +306,11 @@ class Parser {
       next();
       Token n = name("an input name");
       declare_global(n);
+      // The printer lists inputs first, so an input must not reuse an earlier let-in name.
+      if (let_names_.count(n.text)) throw DiagError{n.loc, "'" + n.text + "' is already defined as a let-in name"};
       expect(":");
       prog_.inputs.push_back({n.text, type(), n.loc});
+      globals_.emplace(n.text, prog_.inputs.back().type);
     } else if (is_ident("let")) {
       next();
       Token n = name("a binding name");
@@ -319,13 +328,13 @@ class Parser {
         throw DiagError{at.loc, "binding '" + n.text + "' is declared " + type_str(*declared) + " but its value is " +
                                     type_str(e->type)};
       prog_.bindings.push_back({n.text, e, n.loc});
+      globals_.emplace(n.text, e->type);
     } else if (is_ident("output")) {
       next();
       for (;;) {
         Token n = name("an output name");
-        if (!prog_.type_of(n.text)) throw DiagError{n.loc, "output '" + n.text + "' is not defined"};
-        for (const auto& o : prog_.outputs)
-          if (o == n.text) throw DiagError{n.loc, "output '" + n.text + "' is listed twice"};
+        if (!globals_.count(n.text)) throw DiagError{n.loc, "output '" + n.text + "' is not defined"};
+        if (!outputs_seen_.insert(n.text).second) throw DiagError{n.loc, "output '" + n.text + "' is listed twice"};
         prog_.outputs.push_back(n.text);
         if (!is(",")) break;
         next();
@@ -346,6 +355,7 @@ class Parser {
     if (w == "red") return red_expr(depth);
     if (w == "iota") return iota_expr();
     if (w == "full") return full_expr();
+    if (w == "rand") return rand_expr();
     if (w == "let") return let_expr(depth);
     if (w == "permute" || w == "slice" || w == "expand" || w == "reshape" || w == "unsqueeze" || w == "squeeze" ||
         w == "gather")
@@ -501,22 +511,14 @@ class Parser {
       case SNode::Kind::Param: return lam.param_types[size_t(n.param)];
       case SNode::Kind::Cast: return n.cast_to;
       case SNode::Kind::Op: {
-        std::vector<DType> ts;
-        for (const SNode& a : n.args) {
-          auto t = infer(lam, a);
-          if (!t) continue;
-          ts.push_back(*t);
-        }
         if (n.op == ScalarOp::Eq || n.op == ScalarOp::Ne || n.op == ScalarOp::Lt || n.op == ScalarOp::Le ||
             n.op == ScalarOp::Gt || n.op == ScalarOp::Ge)
           return DType::Bool;
-        if (n.op == ScalarOp::Select) {
-          for (size_t k = 1; k < n.args.size(); ++k)
-            if (auto t = infer(lam, n.args[k])) return t;
-          return std::nullopt;
-        }
-        if (ts.empty()) return std::nullopt;
-        return ts[0];
+        // The first typed value operand (select: after the condition). Each
+        // operand is inferred at most once, so nested selects stay linear.
+        for (size_t k = n.op == ScalarOp::Select ? 1 : 0; k < n.args.size(); ++k)
+          if (auto t = infer(lam, n.args[k])) return t;
+        return std::nullopt;
       }
     }
     return std::nullopt;
@@ -565,7 +567,9 @@ class Parser {
         std::vector<DType> ts;
         for (size_t k = 0; k < n.args.size(); ++k) {
           std::optional<DType> w = (n.op == ScalarOp::Select && k == 0) ? std::optional<DType>(DType::Bool) : vt;
-          if (n.args[k].kind != SNode::Kind::Const) w = infer(lam, n.args[k]);
+          // A constant-only operand (e.g. neg(1.0)) takes the dtype of the other operands.
+          if (n.args[k].kind != SNode::Kind::Const)
+            if (auto t = infer(lam, n.args[k])) w = t;
           int32_t id = emit(lam, n.args[k], w);
           ids.push_back(id);
           ts.push_back(lam.code[size_t(id)].type);
@@ -637,6 +641,8 @@ class Parser {
     if (depth > kMaxDepth) throw DiagError{peek().loc, "index expression nested deeper than 256 levels"};
     IExpr e = iterm(vars, depth);
     while (is("+") || is("-")) {
+      // Each term deepens the (left-nested) tree: bound it like nesting.
+      if (++depth > kMaxDepth) throw DiagError{peek().loc, "index expression nested deeper than 256 levels"};
       bool add = next().text == "+";
       IExpr r = iterm(vars, depth);
       e = add ? iadd(e, r) : isub(e, r);
@@ -646,6 +652,7 @@ class Parser {
   IExpr iterm(const std::vector<std::string>& vars, int depth) {
     IExpr e = ifactor(vars, depth);
     while (is("*") || is("//") || is("%")) {
+      if (++depth > kMaxDepth) throw DiagError{peek().loc, "index expression nested deeper than 256 levels"};
       Token op = next();
       Token at = peek();
       IExpr r = ifactor(vars, depth);
@@ -753,6 +760,22 @@ class Parser {
     return make_expr({dt, s}, IotaE{int(d)}, kw.loc);
   }
 
+  Expr rand_expr() {
+    Token kw = next();
+    expect("(");
+    Token dt_tok = peek();
+    DType dt = dtype();
+    if (!is_float(dt)) throw DiagError{dt_tok.loc, "rand expects a float dtype, got " + std::string(dtype_name(dt))};
+    expect(",");
+    Shape s = shape();
+    expect(",");
+    Token kt = peek();
+    int64_t key = integer("a key");
+    if (key < 0) throw DiagError{kt.loc, "rand key must be non-negative"};
+    expect(")");
+    return make_expr({dt, s}, RandE{uint64_t(key)}, kw.loc);
+  }
+
   Expr full_expr() {
     Token kw = next();
     expect("(");
@@ -771,6 +794,7 @@ class Parser {
     expect("=");
     Expr v = expr(depth + 1);
     expect_word("in");
+    let_names_.insert(n.text);
     scopes_.push_back({n.text, v->type});
     Expr body = expr(depth + 1);
     scopes_.pop_back();
@@ -818,6 +842,7 @@ class Parser {
     expect(")");
     if (auto* msg = std::get_if<std::string>(&r)) throw DiagError{at.loc, *msg};
     ViewShape v = std::get<ViewShape>(std::move(r));
+    check_extents(at.loc, v.shape);  // expand and gather can build shapes no type could declare
     return make_expr({src->type.dtype, v.shape}, ViewE{src, std::move(v.map)}, kw.loc);
   }
 
@@ -825,6 +850,10 @@ class Parser {
   size_t p_ = 0;
   Program prog_;
   std::vector<std::pair<std::string, TensorType>> scopes_;
+  // Program names by name (Program::type_of is a linear scan: quadratic over a long file).
+  std::unordered_map<std::string, TensorType> globals_;
+  std::set<std::string> outputs_seen_;
+  std::set<std::string> let_names_;  ///< every let-in name so far
 };
 
 }  // namespace

@@ -64,6 +64,9 @@ class Printer {
           } else if constexpr (std::is_same_v<T, IotaE>) {
             return "iota(" + std::string(dtype_name(e->type.dtype)) + ", " + shape_text(e->type.shape) + ", " +
                    std::to_string(x.dim) + ")";
+          } else if constexpr (std::is_same_v<T, RandE>) {
+            return "rand(" + std::string(dtype_name(e->type.dtype)) + ", " + shape_text(e->type.shape) + ", " +
+                   std::to_string(x.key) + ")";
           } else if constexpr (std::is_same_v<T, FullE>) {
             return "full(" + type_str(e->type) + ", " + const_to_string(x.value) + ")";
           } else {

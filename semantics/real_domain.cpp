@@ -26,6 +26,11 @@ void real_maximum(mpfr_t o, const mpfr_t a, const mpfr_t b, bool is_max) {
   mpfr_set(o, a_wins ? a : b, MPFR_RNDN);
 }
 
+// An integer of an i32 tag wrapped to i32 (two's complement), as in Ieee.
+int64_t wrap_to_tag(int64_t v, DType t) {
+  return compute_type(t) == DType::I32 ? int64_t(int32_t(uint32_t(uint64_t(v)))) : v;
+}
+
 int64_t trunc_to_int(const mpfr_t x, DType to) {
   if (mpfr_nan_p(x)) return 0;
   int64_t lo = to == DType::I32 ? INT32_MIN : INT64_MIN;
@@ -238,6 +243,11 @@ void RealDomain::from_int64(Value dst, const int64_t* v, size_t cnt, DType tag) 
   }
 }
 
+void RealDomain::scale_pow2(Value v, DType tag, int e, size_t cnt) {
+  if (!floaty(tag)) return;
+  for (size_t i = 0; i < cnt; ++i) mpfr_mul_2si(v[i].f, v[i].f, e, MPFR_RNDN);
+}
+
 // ------------------------------------------------------------ reductions
 
 void RealDomain::red_init(RedState& s, RedOp op, const Const& init, DType elem_tag, int64_t outputs, int64_t rsize) {
@@ -279,12 +289,12 @@ void RealDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) 
           s.pending_out = o;
           s.pending.push_back(x);
         } else {
-          a.i = ieee::wrap_add(a.i, x.i);
+          a.i = wrap_to_tag(ieee::wrap_add(a.i, x.i), s.tag);
         }
         break;
       case RedOp::Prod:
         if (fl) mpfr_mul(a.f, a.f, x.f, MPFR_RNDN);
-        else a.i = ieee::wrap_mul(a.i, x.i);
+        else a.i = wrap_to_tag(ieee::wrap_mul(a.i, x.i), s.tag);
         break;
       case RedOp::Max:
         if (fl) real_maximum(a.f, a.f, x.f, true);
@@ -299,7 +309,9 @@ void RealDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) 
         bool take;
         if (fl) {
           int c = mpfr_nan_p(x.f) || mpfr_nan_p(a.f) ? 0 : mpfr_cmp(x.f, a.f);
-          take = (s.op == RedOp::ArgMax ? c > 0 : c < 0) || (mpfr_nan_p(x.f) && !mpfr_nan_p(a.f));
+          // NaN is the greatest value (DESIGN §3).
+          take = s.op == RedOp::ArgMax ? c > 0 || (mpfr_nan_p(x.f) && !mpfr_nan_p(a.f))
+                                       : c < 0 || (!mpfr_nan_p(x.f) && mpfr_nan_p(a.f));
         } else {
           take = s.op == RedOp::ArgMax ? x.i > a.i : x.i < a.i;
         }

@@ -77,6 +77,7 @@ class RealDomain {
   void store(Value src, RealTensor& t, int64_t start, size_t n);
   void round_to_tag(Value, DType, size_t) {}  // float casts are the identity
   void from_int64(Value dst, const int64_t* v, size_t n, DType tag);
+  void scale_pow2(Value v, DType tag, int e, size_t n);
   void fill(Value dst, const Const& c, size_t n);
   void copy(Value dst, Value src, DType tag, size_t n);
   int64_t read_int(const RealTensor& t, int64_t off) const { return t.data[size_t(off)].i; }

@@ -63,7 +63,7 @@ class TensorEvaluator {
 
  private:
   struct Plan {
-    enum class Kind { Source, View, Map, Iota, Full } kind;
+    enum class Kind { Source, View, Map, Iota, Full, Rand } kind;
     const ExprNode* node;
     DType tag;
     Shape shape;
@@ -83,6 +83,7 @@ class TensorEvaluator {
     // Iota / Full
     int dim = 0;
     int64_t inner = 1;
+    uint64_t key = 0;
     Const value;
   };
 
@@ -142,6 +143,10 @@ class TensorEvaluator {
           } else if constexpr (std::is_same_v<X, FullE>) {
             p->kind = Plan::Kind::Full;
             p->value = x.value;
+          } else if constexpr (std::is_same_v<X, RandE>) {
+            p->kind = Plan::Kind::Rand;
+            p->key = x.key;
+            p->offsets.resize(D::kBlock);
           }
         },
         e->p);
@@ -182,6 +187,16 @@ class TensorEvaluator {
     switch (p.kind) {
       case Plan::Kind::Source: dom_.load_range(out, *p.tensor, start, n); return out;
       case Plan::Kind::Full: dom_.fill(out, p.value, n); return out;
+      case Plan::Kind::Rand: {
+        // 24 random bits: exact in f32/f64; the store rounds them for f16/bf16.
+        for (size_t i = 0; i < n; ++i)
+          p.offsets[i] = int64_t(rand_value(p.key, start + int64_t(i)) * 0x1.0p24);
+        // In the compute type: a 24-bit integer would overflow f16 before the scaling.
+        dom_.from_int64(out, p.offsets.data(), n, compute_type(p.tag));
+        dom_.scale_pow2(out, p.tag, -24, n);
+        dom_.round_to_tag(out, p.tag, n);
+        return out;
+      }
       case Plan::Kind::Iota: {
         int64_t ext = p.shape[size_t(p.dim)];
         for (size_t i = 0; i < n; ++i) p.offsets[i] = ((start + int64_t(i)) / p.inner) % ext;

@@ -49,7 +49,7 @@ ViewResult expand_slice(const Shape& src, int64_t dim, int64_t start, int64_t st
   auto norm = [&](int64_t x) { return std::clamp(x < 0 ? x + s : x, int64_t(0), s); };
   start = norm(start);
   stop = norm(stop);
-  int64_t n = stop > start ? (stop - start + step - 1) / step : 0;
+  int64_t n = stop > start ? (stop - start - 1) / step + 1 : 0;  // ceil, without overflow for huge steps
   ViewShape v;
   v.shape = src;
   v.shape[size_t(dim)] = n;
@@ -104,8 +104,8 @@ ViewResult expand_reshape(const Shape& src, const Shape& shape_in) {
       neg = int(k);
     } else if (shape[k] < 0) {
       return "reshape expects non-negative extents";
-    } else {
-      known *= shape[k];
+    } else if (__builtin_mul_overflow(known, shape[k], &known)) {
+      return "reshape of " + shape_text(src) + " to " + shape_text(shape) + ": too many elements";
     }
   }
   if (neg >= 0) {
@@ -226,7 +226,9 @@ std::optional<ViewSugar> recognise_view_sugar(
       int64_t step = af->a[size_t(d)][size_t(d)];
       int64_t start = af->c[size_t(d)];
       if (step <= 0) continue;
-      int64_t stop = start + step * (out[size_t(d)] - 1) + 1;
+      __int128 stop128 = __int128(start) + __int128(step) * (out[size_t(d)] - 1) + 1;
+      if (stop128 > std::numeric_limits<int64_t>::max()) continue;
+      int64_t stop = int64_t(stop128);
       if (out[size_t(d)] == 0) stop = start;
       if (matches(expand_slice(src, d, start, stop, step)) && (out != src || step != 1 || start != 0))
         return ViewSugar{"slice", ", " + std::to_string(d) + ", " + std::to_string(start) + ", " +

@@ -1,0 +1,22 @@
+// Input generators of the oracle, deterministic by seed: normal, uniform,
+// adversarial for cancellation, and special values (±0, ±inf, NaN,
+// subnormals, max/min normal, f16/bf16 rounding ties).
+#pragma once
+
+#include <string_view>
+
+#include "semantics/evaluator.h"
+
+namespace stax::oracle {
+
+enum class InputKind { Normal, Uniform, Cancellation, Special };
+std::string_view input_kind_name(InputKind k);
+constexpr InputKind kInputKinds[] = {InputKind::Normal, InputKind::Uniform, InputKind::Cancellation,
+                                     InputKind::Special};
+
+/// Draws every input of the program. Integer inputs used as indirect indices
+/// stay within [-s, s) for the extent s they index (so wrap-around happens and
+/// most draws are in range); Special also draws out-of-range ones.
+sem::Inputs generate_inputs(const sem::Program& p, InputKind kind, uint64_t seed);
+
+}  // namespace stax::oracle

@@ -1,0 +1,54 @@
+// Shared machinery of the transforms: rebuilding nodes, substitution (the
+// b[e/y] of Lemma 6.1), use counts, lambda composition (Cor. 6.1) and index
+// map composition (Prop. 6.2).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "semantics/ir.h"
+
+namespace stax::xform {
+
+/// The direct tensor operands of a node (map args, view/red source, let value and body).
+std::vector<sem::Expr> children(const sem::Expr& e);
+/// The same node with new operands (in the order of `children`); returns `e`
+/// itself when nothing changed.
+sem::Expr with_children(const sem::Expr& e, const std::vector<sem::Expr>& kids);
+
+/// Bottom-up rewrite: `f` sees each node after its operands were rewritten and
+/// returns a replacement or nullopt.
+sem::Expr rewrite_bottom_up(const sem::Expr& e, const std::function<std::optional<sem::Expr>(const sem::Expr&)>& f);
+
+/// Replaces free uses of `name` by `by` (tensor operands only; index loads
+/// keep naming tensors, so they are renamed only when `by` is a name).
+sem::Expr substitute(const sem::Expr& e, const std::string& name, const sem::Expr& by);
+/// Renames free uses of `from` to `to`, in operands and in index loads.
+sem::Expr rename(const sem::Expr& e, const std::string& from, const std::string& to);
+
+/// Uses of a name across the program (operands, index loads and outputs).
+struct Uses {
+  int operand = 0;
+  int load = 0;
+  int output = 0;
+  int total() const { return operand + load + output; }
+};
+Uses count_uses(const sem::Program& p, const std::string& name);
+void count_uses_in(const sem::Expr& e, const std::string& name, Uses& u);
+
+/// A fresh binding name not used in the program, from a stem.
+std::string fresh_name(const sem::Program& p, const std::string& stem);
+
+/// `g` with its parameter `k` replaced by the body of `f`: parameters become
+/// g's [0, k), f's, g's (k, n). When `round_to` is a half dtype the result of
+/// f is rounded with an explicit cast (a map's store rounding, Theorem 6.1).
+sem::Lambda compose_lambda(const sem::Lambda& g, size_t k, const sem::Lambda& f, std::optional<sem::DType> round_to);
+
+/// Index map of view(view(e, inner), outer): e[inner(outer(i))].
+sem::IndexMap compose_maps(const sem::IndexMap& inner, const sem::IndexMap& outer);
+/// Substitutes index expressions for the variables of `e`.
+sem::IExpr substitute_vars(const sem::IExpr& e, const std::vector<sem::IExpr>& by);
+
+}  // namespace stax::xform

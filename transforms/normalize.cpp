@@ -1,0 +1,112 @@
+// The normaliser: a chain of exact transforms (let hoisting = realization,
+// view composition, map fusion, realization of reductions and of computed
+// operands of views) until every binding is one kernel in the normal form
+// red?(map(g, view(x1), ..., view(xr))) of DESIGN §2, or a bare iota/full.
+#include "transforms/expr_util.h"
+#include "transforms/passes.h"
+
+namespace stax::xform {
+
+using namespace sem;
+
+namespace {
+
+bool is_access(const Expr& a) {
+  if (std::holds_alternative<NameE>(a->p) || std::holds_alternative<FullE>(a->p)) return true;
+  if (const auto* v = std::get_if<ViewE>(&a->p)) return std::holds_alternative<NameE>(v->src->p);
+  return false;
+}
+
+bool is_map_form(const Expr& e) {
+  if (const auto* m = std::get_if<MapE>(&e->p)) {
+    for (const Expr& a : m->args)
+      if (!is_access(a)) return false;
+    return true;
+  }
+  return is_access(e);
+}
+
+/// The first subexpression that keeps `e` out of normal form and must be
+/// bound on its own, or null.
+Expr offender(const Expr& e) {
+  if (std::holds_alternative<IotaE>(e->p) || std::holds_alternative<FullE>(e->p)) return nullptr;
+  Expr body = e;
+  if (const auto* r = std::get_if<RedE>(&e->p)) body = r->src;
+  if (is_map_form(body)) return nullptr;
+  if (body != e && !std::holds_alternative<MapE>(body->p)) {
+    if (const auto* v = std::get_if<ViewE>(&body->p)) return v->src;
+    return body;
+  }
+  if (const auto* v = std::get_if<ViewE>(&body->p)) return v->src;
+  if (const auto* m = std::get_if<MapE>(&body->p)) {
+    for (const Expr& a : m->args) {
+      if (is_access(a)) continue;
+      if (const auto* v = std::get_if<ViewE>(&a->p)) return v->src;
+      return a;
+    }
+  }
+  return body;
+}
+
+Expr replace_node(const Expr& e, const ExprNode* target, const Expr& by) {
+  if (e.get() == target) return by;
+  std::vector<Expr> kids = children(e);
+  for (Expr& k : kids) k = replace_node(k, target, by);
+  return with_children(e, kids);
+}
+
+const LetE* outermost_let(const Expr& e, const ExprNode** node) {
+  if (const auto* l = std::get_if<LetE>(&e->p)) {
+    *node = e.get();
+    return l;
+  }
+  for (const Expr& k : children(e))
+    if (const LetE* l = outermost_let(k, node)) return l;
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_kernel_normal_form(const Expr& e) { return offender(e) == nullptr && !std::holds_alternative<LetE>(e->p); }
+
+Result normalize(const Program& p, const Params& params, Context& ctx) {
+  Result r{p, SemClass::Exact};
+  for (int round = 0; round < 64; ++round) {
+    bool changed = false;
+    // Hoist let-in values into bindings (realization).
+    for (size_t k = 0; k < r.program.bindings.size() && ctx.allow(); ++k) {
+      const ExprNode* node = nullptr;
+      const LetE* l = outermost_let(r.program.bindings[k].expr, &node);
+      if (!l) continue;
+      std::string n = fresh_name(r.program, l->name + "_");
+      Expr body = rename(l->body, l->name, n);
+      Binding nb{n, l->value, l->value->loc};
+      r.program.bindings[k].expr = replace_node(r.program.bindings[k].expr, node, body);
+      r.program.bindings.insert(r.program.bindings.begin() + std::ptrdiff_t(k), nb);
+      ctx.note("normalize: hoisted let " + l->name + " as " + n);
+      changed = true;
+    }
+    int64_t before = ctx.count;
+    for (auto* step : {&compose_views, &fuse_maps}) {
+      Result s = (*step)(r.program, params, ctx);
+      r.program = std::move(s.program);
+      r.cls = weaker(r.cls, s.cls);
+    }
+    changed |= ctx.count != before;
+    // Realize what stays in the way.
+    for (size_t k = 0; k < r.program.bindings.size() && ctx.allow(); ++k) {
+      Expr off = offender(r.program.bindings[k].expr);
+      if (!off) continue;
+      std::string n = fresh_name(r.program, "k");
+      Expr ref = make_expr(off->type, NameE{n}, off->loc);
+      r.program.bindings[k].expr = replace_node(r.program.bindings[k].expr, off.get(), ref);
+      r.program.bindings.insert(r.program.bindings.begin() + std::ptrdiff_t(k), Binding{n, off, off->loc});
+      ctx.note("normalize: realized a subexpression of " + r.program.bindings[k + 1].name + " as " + n);
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  return r;
+}
+
+}  // namespace stax::xform

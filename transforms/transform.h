@@ -1,0 +1,80 @@
+// Transforms of the tensor core language (seed 6.3-6.9, DESIGN §3). Each is a
+// pure function on programs that declares its semantic class and logs every
+// rewrite, so a failure can be bisected to one rewrite (LLVM debug-counter
+// style: Context::max_rewrites).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "semantics/ir.h"
+
+namespace stax::xform {
+
+/// exact: same bits on every input; refines: same value wherever the source
+/// has one; real: same real semantics, float result within the error bound.
+enum class SemClass { Exact, Refines, Real };
+std::string_view class_name(SemClass c);
+std::optional<SemClass> class_from_name(std::string_view s);
+/// The weaker of two classes (exact < refines < real).
+SemClass weaker(SemClass a, SemClass b);
+
+using Params = std::map<std::string, std::string>;
+
+/// A user error in a transform's parameters (unknown binding, bad value).
+struct TransformError {
+  std::string message;
+};
+
+/// Counts rewrites across a pipeline; once `max_rewrites` is reached, no
+/// further rewrite is allowed (transforms leave the rest untouched).
+struct Context {
+  int64_t max_rewrites = -1;
+  int64_t count = 0;
+  std::vector<std::string> log;
+  /// Call before a rewrite; false means "stop rewriting".
+  bool allow() const { return max_rewrites < 0 || count < max_rewrites; }
+  void note(std::string what) {
+    ++count;
+    log.push_back("#" + std::to_string(count) + " " + std::move(what));
+  }
+};
+
+struct Result {
+  sem::Program program;
+  SemClass cls = SemClass::Exact;  ///< the class of this application
+};
+
+struct TransformInfo {
+  std::string name;
+  SemClass cls;        ///< the class it declares in general
+  std::string params;  ///< documentation of its parameters
+  std::string summary;
+  std::function<Result(const sem::Program&, const Params&, Context&)> run;
+};
+
+/// Every registered transform, in a fixed order.
+const std::vector<TransformInfo>& registry();
+const TransformInfo* find_transform(std::string_view name);
+
+struct Step {
+  const TransformInfo* info;
+  Params params;
+  std::string text;
+};
+/// Parses "NAME[:key=val...][,NAME...]"; unknown names are an error message.
+std::variant<std::vector<Step>, std::string> parse_pipeline(std::string_view spec);
+/// Runs the steps in order; the class is the weakest of the applications.
+/// Throws TransformError on bad parameters.
+Result run_pipeline(const sem::Program& p, const std::vector<Step>& steps, Context& ctx);
+
+/// Parameter helpers for transforms.
+std::optional<std::string> param(const Params& p, const std::string& key);
+int64_t int_param(const Params& p, const std::string& key, int64_t dflt);
+
+}  // namespace stax::xform
