@@ -1,5 +1,6 @@
 #include "oracle/checker.h"
 
+#include "semantics/parser.h"
 #include "semantics/printer.h"
 
 namespace stax::oracle {
@@ -94,9 +95,22 @@ std::optional<Counterexample> compare_on(const Program& src, const Program& tgt,
   return std::nullopt;
 }
 
+std::optional<std::string> malformed(const Program& p) {
+  auto r = parse_program(print_program(p), "<target>");
+  if (auto* d = std::get_if<Diag>(&r)) return d->str();
+  return std::nullopt;
+}
+
 Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, const CheckOptions& opt) {
   Verdict v;
   v.cls = cls;
+  // A transform builds IR directly; a target that does not type-check (a
+  // dangling name, a shape mismatch) is a bug found before any evaluation.
+  if (auto m = malformed(tgt)) {
+    v.status = Status::Counterexample;
+    v.message = "target program is malformed: " + *m;
+    return v;
+  }
   if (auto m = interface_mismatch(src, tgt)) {
     v.status = Status::Counterexample;
     v.message = "interface mismatch: " + *m;

@@ -52,6 +52,9 @@ struct Verdict {
 /// shapes); returns what differs.
 std::optional<std::string> interface_mismatch(const sem::Program& src, const sem::Program& tgt);
 
+/// The printed program does not parse back (a transform built bad IR).
+std::optional<std::string> malformed(const sem::Program& p);
+
 /// Compares on one set of inputs; nullopt when they agree for the class.
 std::optional<Counterexample> compare_on(const sem::Program& src, const sem::Program& tgt, xform::SemClass cls,
                                          const sem::Inputs& in, bool* src_failed = nullptr);

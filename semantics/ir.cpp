@@ -145,11 +145,34 @@ std::string const_to_string(const Const& c) {
     if (s.find_first_of(".en") == std::string::npos) s += ".0";
     return s;
   };
+  // Half types: the shortest text that reads back to the same bits, from the
+  // fewest significant digits (f16 0.1 prints as 0.1, not as its f32 value
+  // 0.099975586); the f32 text always reads back and is the fallback.
+  auto fmt_half = [&](const Const& h) -> std::string {
+    double v = h.as_double();
+    std::string best = fmt_float(v, true);
+    if (std::isnan(v) || std::isinf(v)) return best;
+    auto reads_back = [&](const std::string& s) {
+      auto r = const_from_literal(s, h.dtype);
+      return std::holds_alternative<Const>(r) && std::get<Const>(r) == h;
+    };
+    for (int p = 1; p < 9; ++p) {
+      char buf[64];
+      auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, p);
+      std::string s(buf, r.ptr);
+      if (!reads_back(s)) continue;
+      if (s.find_first_of(".en") == std::string::npos) s += ".0";
+      std::string plain = fmt_float(std::strtod(s.c_str(), nullptr), false);  // 65500.0, not 6.55e+04
+      if (reads_back(plain) && plain.size() <= s.size()) s = plain;
+      return s.size() <= best.size() ? s : best;
+    }
+    return best;
+  };
   switch (c.dtype) {
     case DType::F64: return fmt_float(c.as_double(), false);
-    case DType::F32:
+    case DType::F32: return fmt_float(c.as_double(), true);
     case DType::F16:
-    case DType::BF16: return fmt_float(c.as_double(), true);
+    case DType::BF16: return fmt_half(c);
     case DType::I32:
     case DType::I64: return std::to_string(int64_t(c.bits));
     case DType::Bool: return c.bits ? "true" : "false";

@@ -42,6 +42,11 @@ int64_t trunc_to_int(const mpfr_t x, DType to) {
 
 }  // namespace
 
+RealDomain::RealDomain(mpfr_prec_t prec) : prec_(prec), tmp_(prec), tmp2_(prec) {
+  mpfr_set_emax(kMaxExponent);
+  mpfr_set_emin(-kMaxExponent);
+}
+
 std::vector<RealDomain::Buf> RealDomain::make_regs(size_t count) const {
   std::vector<Buf> regs(count);
   for (Buf& b : regs) b.v.assign(kBlock, RVal(prec_));

@@ -61,7 +61,11 @@ class RealDomain {
     std::vector<RVal> v;
   };
 
-  explicit RealDomain(mpfr_prec_t prec = 256) : prec_(prec), tmp_(prec), tmp2_(prec) {}
+  /// Magnitudes are bounded by 2^±kMaxExponent (beyond any float format by
+  /// far); past that they overflow to ±inf or underflow to ±0. Without a bound,
+  /// exp(exp(x)) builds numbers of ~2^(10^8) bits and cos of them never ends.
+  static constexpr long kMaxExponent = 16384;
+  explicit RealDomain(mpfr_prec_t prec = 256);
   mpfr_prec_t precision() const { return prec_; }
   /// Allocates a register file for a lambda of `count` instructions.
   std::vector<Buf> make_regs(size_t count) const;

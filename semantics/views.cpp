@@ -118,6 +118,10 @@ ViewResult expand_reshape(const Shape& src, const Shape& shape_in) {
   ViewShape v;
   v.shape = shape;
   v.map.vars = default_vars(shape.size());
+  if (n == 0) {  // no element is ever read
+    v.map.exprs.assign(src.size(), iconst(0));
+    return v;
+  }
   // Flat row-major offset of the result index.
   IExpr flat;
   int64_t stride = 1;

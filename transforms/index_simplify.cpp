@@ -1,6 +1,7 @@
 #include "transforms/index_simplify.h"
 
 #include <algorithm>
+#include <numeric>
 #include <map>
 
 #include "semantics/printer.h"
@@ -19,9 +20,10 @@ struct Linear {
 
   void add(const IExpr& atom, int64_t k) {
     if (k == 0) return;
-    for (auto& [a, q] : terms)
-      if (iexpr_equal(a, atom)) {
-        q += k;
+    for (size_t i = 0; i < terms.size(); ++i)
+      if (iexpr_equal(terms[i].first, atom)) {
+        terms[i].second += k;
+        if (terms[i].second == 0) terms.erase(terms.begin() + std::ptrdiff_t(i));  // no zero terms
         return;
       }
     terms.push_back({atom, k});
@@ -109,25 +111,50 @@ Linear lin(const IExpr& e, const Shape& ext) {
     case K::Mod: {
       int64_t c = e->value;
       Linear in = lin(e->args[0], ext);
-      Linear q, r;
-      for (const auto& [a, k] : in.terms) {
-        if (k % c == 0) q.add(a, k / c);
-        else r.add(a, k);
-      }
-      q.c = floordiv_i(in.c, c);
-      r.c = in.c - q.c * c;
-      IExpr rexpr = build(r);
-      IRange rr = iexpr_range(rexpr, ext);
-      bool small = rr.lo >= 0 && rr.hi < c;
-      if (e->kind == K::FloorDiv) {
-        l.add(q, 1);
-        if (r.terms.empty()) break;
-        if (!small) l.add(ifloordiv(rexpr, c), 1);
-      } else {
-        if (r.terms.empty()) {
-          l.c += r.c;
-        } else if (small) {
+      // Find the largest g | c with in = g*q + r and 0 <= r < g over the box:
+      // then in // c = q // (c/g) and in % c = g*(q % (c/g)) + r.
+      std::vector<int64_t> gs = {c};
+      for (const auto& [a, k] : in.terms) gs.push_back(std::gcd(c, k < 0 ? -k : k));
+      std::sort(gs.rbegin(), gs.rend());
+      bool done = false;
+      for (int64_t g : gs) {
+        if (g <= 1 || done) continue;
+        Linear q, r;
+        for (const auto& [a, k] : in.terms) {
+          if (k % g == 0) q.add(a, k / g);
+          else r.add(a, k);
+        }
+        q.c = floordiv_i(in.c, g);
+        r.c = in.c - q.c * g;
+        IExpr rexpr = build(r);
+        IRange rr = iexpr_range(rexpr, ext);
+        if (!(rr.lo >= 0 && rr.hi < g)) continue;
+        int64_t d = c / g;
+        IExpr qe = build(q);
+        if (e->kind == K::FloorDiv) {
+          if (d == 1) l.add(q, 1);
+          else l.add(lin(ifloordiv(qe, d), ext), 1);
+        } else {
+          if (d != 1) l.add(lin(imod(qe, d), ext), g);
           l.add(r, 1);
+        }
+        done = true;
+      }
+      if (!done) {
+        // (c*q + r) // c = q + r // c and (c*q + r) % c = r % c hold for any r.
+        Linear q, r;
+        for (const auto& [a, k] : in.terms) {
+          if (k % c == 0) q.add(a, k / c);
+          else r.add(a, k);
+        }
+        q.c = floordiv_i(in.c, c);
+        r.c = in.c - q.c * c;
+        IExpr rexpr = build(r);
+        if (e->kind == K::FloorDiv) {
+          l.add(q, 1);
+          if (!r.terms.empty()) l.add(ifloordiv(rexpr, c), 1);
+        } else if (r.terms.empty()) {
+          l.c += r.c;
         } else {
           l.add(imod(rexpr, c), 1);
         }

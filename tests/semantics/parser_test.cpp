@@ -394,6 +394,23 @@ TEST_CASE("parser: view with affine index maps", "[parser]") {
   CHECK_FALSE(expr_may_fail(bexpr(p, "a")));
 }
 
+TEST_CASE("parser: index maps with coefficients beyond int64 are not affine", "[parser]") {
+  Program p = parse_ok(
+      "input v : f32[10]\n"
+      "let a = view(v, [3], (i) -> (9223372036854775807*(2*i)))\n"
+      "let b = view(v, [3], (i) -> (4611686018427387904*i + 4611686018427387904*i))\n"
+      "let c = view(v, [3], (i) -> (9223372036854775807 + 9223372036854775807 - i))\n"
+      "let d = view(v, [3], (i) -> (4611686018427387904*i))\n"
+      "output a, b, c, d\n");
+  CHECK_FALSE(as_affine(as<ViewE>(bexpr(p, "a")).map, 1));
+  CHECK_FALSE(as_affine(as<ViewE>(bexpr(p, "b")).map, 1));  // 2^62 + 2^62 overflows
+  CHECK_FALSE(as_affine(as<ViewE>(bexpr(p, "c")).map, 1));
+  auto d = as_affine(as<ViewE>(bexpr(p, "d")).map, 1);
+  REQUIRE(d);
+  CHECK(d->a[0][0] == int64_t(1) << 62);
+  CHECK_FALSE(view_statically_in_bounds({10}, {3}, as<ViewE>(bexpr(p, "d")).map));
+}
+
 TEST_CASE("parser: view with floor division, modulo and load index maps", "[parser]") {
   Program p = parse_ok(
       "input x : f32[2, 3]\ninput v : f32[10]\ninput idx : i64[4]\ninput idx2 : i32[2, 3]\n"

@@ -118,7 +118,12 @@ output y
     "let g = view(v, [3], (i) -> (-1 + i - -2))\n"
     "let h = view(v, [3], (i) -> (2 + i))\n"
     "let m = view(x, [2, 3], (i, j) -> (i, 2*(3*j) - 3*(j + 1) + 3))\n"
-    "output a, c, d, e, f, g, h, m\n",
+    // steps and offsets near the int64 limits (no overflow while recognising sugar)
+    "let n = view(v, [3], (i) -> (4611686018427387904*i))\n"
+    "let o = view(v, [2], (i) -> (4611686018427387904*i + 9223372036854775807))\n"
+    "let q = view(v, [3], (i) -> (9223372036854775807*(2*i)))\n"
+    "let r = slice(v, 0, 1, 10, 9223372036854775807)\n"
+    "output a, c, d, e, f, g, h, m, n, o, q, r\n",
     // 5: floor/mod and load index maps
     "input x : f32[2, 3]\ninput v : f32[10]\ninput idx : i64[4]\ninput idx2 : i32[2, 3]\n"
     "let a = view(x, [6], (f) -> (f // 3, f % 3))\n"
@@ -252,6 +257,11 @@ TEST_CASE("printer: the printed form is canonical", "[printer]") {
   CHECK(contains(t, "let h : f32[32, 64] = red(sum, 0.0, [64], map(mul, view(x, [32, 64, 64], (i, j, k) -> (i, k)), "
                     "view(W, [32, 64, 64], (i, j, k) -> (k, j))))"));
   CHECK(contains(t, "let g : f32[32, 64] = map(fn(a) => mul(mul(a, 0.5), add(1.0, erf(mul(a, 0.70710677)))), h)"));
+  // Half constants print as written when that reads back (not as their f32 value 0.099975586).
+  t = round_trip("input h : f16[2]\nlet a = map(fn(p) => mul(p, 0.1), h)\nlet b = full(bf16[2], 0.1)\noutput a, b\n",
+                 "half");
+  CHECK(contains(t, "map(fn(p) => mul(p, 0.1), h)"));
+  CHECK(contains(t, "full(bf16[2], 0.1)"));
   // Index expressions keep their structure and precedence.
   t = round_trip(kPrograms[4], "affine");
   CHECK(contains(t, "(i, j) -> (j, 2*i + 1)"));
@@ -439,9 +449,18 @@ TEST_CASE("printer: constants print in their shortest form", "[printer][const]")
   CHECK(const_to_string(Const::f32(INFINITY)) == "inf");
   CHECK(const_to_string(Const::f64(-INFINITY)) == "-inf");
   CHECK(const_to_string(Const::f32(NAN)) == "nan");
+  // Half types: the fewest digits that read back as that dtype (as numpy prints float16).
   CHECK(const_to_string(Const{DType::F16, 0x3E00}) == "1.5");
-  CHECK(const_to_string(Const{DType::F16, 0x7BFF}) == "65504.0");
+  CHECK(const_to_string(Const{DType::F16, 0x2E66}) == "0.1");
+  CHECK(const_to_string(Const{DType::F16, 0x3555}) == "0.3333");
+  CHECK(const_to_string(Const{DType::F16, 0x7BFF}) == "65500.0");
+  CHECK(const_to_string(Const{DType::F16, 0x0001}) == "6e-08");
+  CHECK(const_to_string(Const{DType::F16, 0x8000}) == "-0.0");
+  CHECK(const_to_string(Const{DType::F16, 0x7C00}) == "inf");
   CHECK(const_to_string(Const{DType::BF16, 0x3F80}) == "1.0");
+  CHECK(const_to_string(Const{DType::BF16, 0x3DCD}) == "0.1");
+  CHECK(const_to_string(Const{DType::BF16, 0x4049}) == "3.14");
+  CHECK(const_to_string(Const{DType::BF16, 0xFF80}) == "-inf");
   CHECK(const_to_string(Const::i64(-7, DType::I32)) == "-7");
   CHECK(const_to_string(Const::i64(INT64_MIN)) == "-9223372036854775808");
   CHECK(const_to_string(Const::boolean(true)) == "true");
@@ -452,7 +471,12 @@ TEST_CASE("printer: constants print in their shortest form", "[printer][const]")
 
 TEST_CASE("printer: every f16 and bf16 bit pattern reads back to itself", "[printer][const]") {
   for (DType t : {DType::F16, DType::BF16})
-    for (uint32_t b = 0; b < 0x10000; ++b) check_const_round_trip(Const{t, b});
+    for (uint32_t b = 0; b < 0x10000; ++b) {
+      Const c{t, b};
+      check_const_round_trip(c);
+      // Never longer than the f32 text of the same value.
+      if (!std::isnan(c.as_double())) CHECK(const_to_string(c).size() <= const_to_string(Const::f32(float(c.as_double()))).size());
+    }
 }
 
 TEST_CASE("printer: f32 and f64 bit patterns read back to themselves", "[printer][const]") {
