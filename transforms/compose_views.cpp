@@ -21,6 +21,52 @@ bool is_identity(const IndexMap& m, const Shape& src, const Shape& out) {
   return true;
 }
 
+bool uses_var(const IExpr& e, int64_t var) {
+  if (e->kind == IExprNode::Kind::Var) return e->value == var;
+  for (const IExpr& a : e->args)
+    if (uses_var(a, var)) return true;
+  return false;
+}
+
+// Whether view(view(x, inner), outer) may be folded, and whether the fold is
+// exact. A component of `outer` with an indirect load wraps negatives and is
+// bounds-checked against the middle extent; the fold keeps that only when
+// `inner` passes the variable through unchanged to a dim of the same extent.
+// Otherwise a failing component would be checked against another extent (or
+// not at all): refuse. Out-of-range affine components of either map make the
+// fold a refinement (the source fails where the target may not).
+bool composable(const ViewE& inner, const Shape& base, const Shape& middle, const IndexMap& outer,
+                const Shape& out, bool* exact) {
+  for (size_t j = 0; j < outer.exprs.size(); ++j) {
+    if (iexpr_has_load(outer.exprs[j])) {
+      bool used = false;
+      for (size_t k = 0; k < inner.map.exprs.size(); ++k) {
+        const IExpr& c = inner.map.exprs[k];
+        if (!uses_var(c, int64_t(j))) continue;
+        if (c->kind != IExprNode::Kind::Var || base[k] != middle[j]) return false;
+        used = true;
+      }
+      if (!used) *exact = false;  // the target no longer evaluates (nor checks) that load
+    } else {
+      IRange r = iexpr_range(outer.exprs[j], out);
+      if (num_elements(out) > 0 && (r.lo < 0 || r.hi >= middle[j])) *exact = false;
+    }
+  }
+  if (!view_statically_in_bounds(base, middle, inner.map)) {
+    // Loads in the inner map are checked at the same component and extent in
+    // the target; only its non-load components can fail where the target does not.
+    for (size_t k = 0; k < inner.map.exprs.size(); ++k) {
+      if (iexpr_has_load(inner.map.exprs[k])) continue;
+      IRange r = iexpr_range(inner.map.exprs[k], middle);
+      if (num_elements(middle) > 0 && (r.lo < 0 || r.hi >= base[k])) *exact = false;
+    }
+    // A load in the inner map is evaluated at fewer points in the target.
+    for (const IExpr& c : inner.map.exprs)
+      if (iexpr_has_load(c)) *exact = false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result compose_views(const Program& p, const Params&, Context& ctx) {
@@ -33,11 +79,13 @@ Result compose_views(const Program& p, const Params&, Context& ctx) {
       IndexMap m = v->map;
       std::string what;
       if (const auto* inner = std::get_if<ViewE>(&src->p)) {
-        if (!view_statically_in_bounds(inner->src->type.shape, src->type.shape, inner->map))
-          r.cls = SemClass::Refines;
-        m = compose_maps(inner->map, m);
-        src = inner->src;
-        what = "composed two views";
+        bool exact = true;
+        if (composable(*inner, inner->src->type.shape, src->type.shape, v->map, e->type.shape, &exact)) {
+          if (!exact) r.cls = SemClass::Refines;
+          m = compose_maps(inner->map, m);
+          src = inner->src;
+          what = "composed two views";
+        }
       }
       IndexMap s = simplify_map(m, e->type.shape);
       if (is_identity(s, src->type.shape, e->type.shape)) {
