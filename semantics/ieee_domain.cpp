@@ -33,7 +33,8 @@ float i64_to_f32_round_odd(int64_t x) {
 }
 
 template <class T>
-void float_op(ScalarOp op, size_t n, T* o, const T* a, const T* b, const T* c, IeeeDomain& d) {
+void float_op(ScalarOp op, size_t n, T* __restrict o, const T* __restrict a, const T* __restrict b,
+              const T* __restrict c, IeeeDomain& d) {
   (void)d;
   switch (op) {
     case ScalarOp::Add: for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i]; return;
@@ -44,9 +45,9 @@ void float_op(ScalarOp op, size_t n, T* o, const T* a, const T* b, const T* c, I
     case ScalarOp::FloorDiv: for (size_t i = 0; i < n; ++i) { T m; o[i] = ieee::divmod(a[i], b[i], m); } return;
     case ScalarOp::Neg: for (size_t i = 0; i < n; ++i) o[i] = -a[i]; return;
     case ScalarOp::Abs: for (size_t i = 0; i < n; ++i) o[i] = std::fabs(a[i]); return;
-    case ScalarOp::Relu: for (size_t i = 0; i < n; ++i) o[i] = ieee::maximum(a[i], T(0)); return;
-    case ScalarOp::Maximum: for (size_t i = 0; i < n; ++i) o[i] = ieee::maximum(a[i], b[i]); return;
-    case ScalarOp::Minimum: for (size_t i = 0; i < n; ++i) o[i] = ieee::minimum(a[i], b[i]); return;
+    case ScalarOp::Relu: for (size_t i = 0; i < n; ++i) o[i] = ieee::maximum_branchless(a[i], T(0)); return;
+    case ScalarOp::Maximum: for (size_t i = 0; i < n; ++i) o[i] = ieee::maximum_branchless(a[i], b[i]); return;
+    case ScalarOp::Minimum: for (size_t i = 0; i < n; ++i) o[i] = ieee::minimum_branchless(a[i], b[i]); return;
     case ScalarOp::Exp: for (size_t i = 0; i < n; ++i) o[i] = std::exp(a[i]); return;
     case ScalarOp::Log: for (size_t i = 0; i < n; ++i) o[i] = std::log(a[i]); return;
     case ScalarOp::Log2: for (size_t i = 0; i < n; ++i) o[i] = std::log2(a[i]); return;
@@ -69,7 +70,8 @@ void float_op(ScalarOp op, size_t n, T* o, const T* a, const T* b, const T* c, I
 }
 
 template <class T>
-void int_op(ScalarOp op, size_t n, T* o, const T* a, const T* b, const T* c, IeeeDomain& d) {
+void int_op(ScalarOp op, size_t n, T* __restrict o, const T* __restrict a, const T* __restrict b,
+            const T* __restrict c, IeeeDomain& d) {
   auto div_check = [&](auto f) {
     for (size_t i = 0; i < n; ++i) {
       if (b[i] == 0) {
@@ -212,10 +214,11 @@ void with_compute_type(DType tag, F f) {
 
 }  // namespace
 
-IeeeDomain::Value IeeeDomain::constant(size_t reg, const Const& c, DType tag) {
+IeeeDomain::Value IeeeDomain::constant(size_t reg, const Const& c, DType) {
   Value out = regs[reg].bytes;
-  fill(out, c, n);
-  (void)tag;
+  if (const_ready && const_ready[reg]) return out;
+  fill(out, c, kBlock);
+  if (const_ready) const_ready[reg] = 1;
   return out;
 }
 

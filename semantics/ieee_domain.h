@@ -43,7 +43,7 @@ class IeeeDomain {
   void fill(Value dst, const Const& c, size_t n);
   void copy(Value dst, Value src, DType tag, size_t n);
   int64_t read_int(const Tensor& t, int64_t off) const { return t.get_int(off); }
-  Tensor make_tensor(DType t, Shape s) const { return Tensor(t, std::move(s)); }
+  Tensor make_tensor(DType t, Shape s) const { return Tensor::uninitialized(t, std::move(s)); }
 
   // -- reductions: a left fold per output, from init, in flat order
   struct RedState {
@@ -59,6 +59,9 @@ class IeeeDomain {
 
   // -- state
   Buf* regs = nullptr;  ///< register file of the lambda being evaluated
+  /// Per register: 1 once a constant's block has been filled (constants do
+  /// not change between blocks of one lambda).
+  uint8_t* const_ready = nullptr;
   size_t n = 0;         ///< elements in the current block
   int64_t fail_pos = -1;
   std::string fail_reason;

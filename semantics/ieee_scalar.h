@@ -4,6 +4,7 @@
 // integers, NumPy's divmod for float floordiv/mod, Python's for integers.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -22,6 +23,24 @@ inline T minimum(T a, T b) {
   if (std::isnan(a) || std::isnan(b)) return a + b;
   if (a == b) return std::signbit(a) ? a : b;  // minimum(-0, +0) = -0
   return a < b ? a : b;
+}
+
+/// The same functions with float compares and selects only, so that loops
+/// over them vectorise. z = a + b is NaN when an operand is NaN and, for two
+/// zeros, +0 unless both are -0 (maximum); minimum uses -((-a) + (-b)).
+template <class T>
+inline T maximum_branchless(T a, T b) {
+  T m = a > b ? a : b;
+  T z = a + b;
+  bool use_z = (a != a) | (b != b) | ((a == b) & (a == T(0)));
+  return use_z ? z : m;
+}
+template <class T>
+inline T minimum_branchless(T a, T b) {
+  T m = a < b ? a : b;
+  T z = -((-a) + (-b));
+  bool use_z = (a != a) | (b != b) | ((a == b) & (a == T(0)));
+  return use_z ? z : m;
 }
 
 /// NumPy's npy_divmod: returns floor division, sets `mod`.

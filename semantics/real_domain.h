@@ -107,6 +107,7 @@ class RealDomain {
   Tensor to_tensor_f64(const RealTensor& t) const;
 
   Buf* regs = nullptr;
+  uint8_t* const_ready = nullptr;  ///< unused: Real constants are cheap to refill
   size_t n = 0;
   int64_t fail_pos = -1;
   std::string fail_reason;

@@ -10,13 +10,44 @@
 
 namespace stax::sem {
 
+/// An allocator that leaves elements uninitialised on resize, so that the
+/// evaluator does not pay for zeroing buffers it overwrites anyway.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
 struct Tensor {
   DType dtype = DType::F32;
   Shape shape;
-  std::vector<uint8_t> data;
+  Bytes data;
 
   Tensor() = default;
-  Tensor(DType t, Shape s) : dtype(t), shape(std::move(s)), data(size_t(num_elements(shape)) * size_t(dtype_bytes(t))) {}
+  /// A zero-filled tensor.
+  Tensor(DType t, Shape s) : Tensor(uninitialized(t, std::move(s))) {
+    if (!data.empty()) std::memset(data.data(), 0, data.size());
+  }
+  /// A tensor whose bytes the caller overwrites.
+  static Tensor uninitialized(DType t, Shape s) {
+    Tensor x;
+    x.dtype = t;
+    x.shape = std::move(s);
+    x.data.resize(size_t(num_elements(x.shape)) * size_t(dtype_bytes(t)));
+    return x;
+  }
   int64_t size() const { return num_elements(shape); }
   template <class T>
   T* as() {

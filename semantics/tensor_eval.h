@@ -80,6 +80,7 @@ class TensorEvaluator {
     std::vector<std::unique_ptr<Plan>> kids;
     std::vector<typename D::Buf> kid_cols, regs;
     std::vector<Value> kid_vals, reg_vals;
+    std::vector<uint8_t> const_ready;
     // Iota / Full
     int dim = 0;
     int64_t inner = 1;
@@ -134,6 +135,7 @@ class TensorEvaluator {
             for (const Expr& a : x.args) p->kids.push_back(plan(a));
             p->kid_cols = dom_.make_regs(x.args.size());
             p->regs = dom_.make_regs(x.fn.code.size());
+            p->const_ready.assign(x.fn.code.size(), 0);
             for (auto& b : p->kid_cols) p->kid_vals.push_back(D::value_of(b));
           } else if constexpr (std::is_same_v<X, IotaE>) {
             p->kind = Plan::Kind::Iota;
@@ -245,6 +247,7 @@ class TensorEvaluator {
         for (size_t k = 0; k < p.kids.size(); ++k) p.kid_vals[k] = produce(*p.kids[k], start, n, D::value_of(p.kid_cols[k]));
         const Lambda& fn = std::get<MapE>(p.node->p).fn;
         dom_.regs = p.regs.data();
+        dom_.const_ready = p.const_ready.data();
         dom_.n = n;
         dom_.fail_pos = -1;
         Value v = eval_lambda(fn, dom_, std::span<const Value>(p.kid_vals), p.reg_vals);

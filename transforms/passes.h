@@ -1,4 +1,4 @@
-// Entry points of the exact transforms (one .cpp each; STYLE: one pass per
+// Entry points of the transforms (one .cpp each; STYLE: one pass per
 // file). Each is a pure function; the registry (transform.cpp) names them.
 #pragma once
 
@@ -24,6 +24,24 @@ Result fuse_maps(const sem::Program& p, const Params& params, Context& ctx);
 Result merge_loops(const sem::Program& p, const Params& params, Context& ctx);
 /// The pipeline to kernel normal form red?(map(g, view(x1), ..., view(xr))).
 Result normalize(const sem::Program& p, const Params& params, Context& ctx);
+
+// Reduction reassociation (seed 6.5, Theorem 6.3, Listing 6.4; DESIGN §4),
+// each written in the core language (reassoc.h): class real for float
+// sum/prod, exact for max/min and integers; argmax/argmin are refused. Each
+// rewrites every eligible red, or those of `binding=B` only.
+
+/// Listing 6.4: k segments (default ceil(sqrt(n))), identity-padded, then a
+/// red over the k partials from init.
+Result split_reduction(const sem::Program& p, const Params& params, Context& ctx);
+/// W interleaved lane accumulators (default 16), combined `seq` or by a
+/// halving shuffle `tree` (default).
+Result interleave_lanes(const sem::Program& p, const Params& params, Context& ctx);
+/// Recursive halving down to blocks of `base` (default 1) folded sequentially.
+Result pairwise(const sem::Program& p, const Params& params, Context& ctx);
+/// Folds the reduced dims in another order, `perm=a/b/...` (default reversed).
+Result reorder_reduction_dims(const sem::Program& p, const Params& params, Context& ctx);
+/// NumPy's f32/f64 pairwise_sum order (numpy.sum of a contiguous array).
+Result numpy_pairwise(const sem::Program& p, const Params& params, Context& ctx);
 
 /// Whether a binding's expression is in kernel normal form (DESIGN §2).
 bool is_kernel_normal_form(const sem::Expr& e);

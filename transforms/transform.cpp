@@ -34,6 +34,24 @@ const std::vector<TransformInfo>& registry() {
       {"merge-loops", SemClass::Exact, "[binding=B:dim=J]", "merge adjacent domain dims J, J+1 (Prop. 6.3)",
        merge_loops},
       {"normalize", SemClass::Exact, "", "bring every binding to kernel normal form", normalize},
+      {"split-reduction", SemClass::Real, "[k=K:binding=B]",
+       "split each reduction into K identity-padded segments (default ceil(sqrt(n))), then combine the partials "
+       "(Listing 6.4); exact for max/min",
+       split_reduction},
+      {"interleave-lanes", SemClass::Real, "[w=W:combine=seq|tree:binding=B]",
+       "W interleaved lane accumulators (default 16; element i to lane i mod W), lanes combined sequentially or by "
+       "a halving shuffle tree (default); exact for max/min",
+       interleave_lanes},
+      {"pairwise", SemClass::Real, "[base=B:binding=B]",
+       "pairwise tree: recursive halving of the identity-padded range down to blocks of B (default 1) folded "
+       "sequentially; exact for max/min",
+       pairwise},
+      {"reorder-reduction-dims", SemClass::Real, "[perm=a/b/...:binding=B]",
+       "fold the reduced dims in another order (default reversed); exact for max/min", reorder_reduction_dims},
+      {"numpy-pairwise", SemClass::Real, "[binding=B]",
+       "NumPy's f32/f64 pairwise_sum order: blocks of <= 128 in 8 lanes, halving at multiples of 8, "
+       "added to the init (numpy.sum bit for bit)",
+       numpy_pairwise},
   };
   return r;
 }

@@ -1,0 +1,42 @@
+// Seed 6.5 / DESIGN §4: W interleaved accumulators, the core-language form of
+// a W-wide SIMD reduction. Element j of the flattened reduction goes to lane
+// j mod W; lane l folds its elements l, l+W, l+2W, ... from the identity:
+//   L = red(op, ID, [T], P),  P over D ++ [W, T] reads j = W·t + l,
+// T = ceil(n/W), padded with the identity (a masked vector tail). The W lane
+// results are then combined in a stated order:
+//   seq:  red(op, init, [W], L)                       (init ⊕ L0 ⊕ ... ⊕ L{W-1})
+//   tree: log2(W) halving levels red(op, ID, [2], ·) with lane l (< h) taking
+//         L[l] ⊕ L[l + h], h = W/2, ..., 1 (a shuffle tree: the upper half
+//         onto the lower half), the root folding in init (reassoc.h).
+// A C++ loop `acc[i % W] += x[i]` with acc[] = -0.0 followed by the same
+// combine gives the same bits (tests/transforms/reassociation_test.cpp).
+#include "transforms/passes.h"
+#include "transforms/reassoc.h"
+
+namespace stax::xform {
+
+using namespace sem;
+
+Result interleave_lanes(const Program& p, const Params& params, Context& ctx) {
+  int64_t w = int_param(params, "w", 16);
+  std::string combine = param(params, "combine").value_or("tree");
+  if (w < 1) throw TransformError{"interleave-lanes: w must be at least 1"};
+  if (combine != "tree" && combine != "seq")
+    throw TransformError{"interleave-lanes: combine=" + combine + " (expected seq or tree)"};
+  if (combine == "tree" && (w & (w - 1)) != 0)
+    throw TransformError{"interleave-lanes: combine=tree needs a power-of-two w, got " + std::to_string(w)};
+  return reassoc::for_each_red(p, params, ctx, "interleave-lanes", [&](const reassoc::Site& s, const std::string&) {
+    int64_t t = (s.n + w - 1) / w;
+    bool padded = w * t != s.n;
+    int nd = int(s.outer.size());
+    IExpr j = iadd(imul(w, ivar(nd + 1)), ivar(nd));
+    Expr lanes = reassoc::mk_red(s.red->op, s.id, {t}, reassoc::segmented(s, s.red->src, {w, t}, j, padded));
+    Expr r = combine == "seq" ? reassoc::mk_red(s.red->op, s.init, {w}, lanes)
+                              : reassoc::tree(s, lanes, /*adjacent=*/false, s.init);
+    std::string what = std::to_string(w) + " lanes of " + std::to_string(t) + ", " + combine + " combine";
+    if (padded) what += " (" + std::to_string(w * t - s.n) + " identity-padded)";
+    return reassoc::Rewrite{reassoc::finish(s, r), what};
+  });
+}
+
+}  // namespace stax::xform
