@@ -161,9 +161,11 @@ Verdict check_transform(const Program& src, const std::vector<xform::Step>& step
     if (compare_on(src, rm.program, r.cls, v.cex->inputs)) hi = mid;
     else lo = mid + 1;
   }
-  if (lo >= 1 && size_t(lo) <= ctx.log.size()) {
+  if (lo >= 1) {
     v.rewrite = lo;
-    v.rewrite_text = ctx.log[size_t(lo - 1)];
+    std::string tag = "#" + std::to_string(lo) + " ";
+    for (const std::string& line : ctx.log)
+      if (line.rfind(tag, 0) == 0) v.rewrite_text = line;
   }
   return v;
 }

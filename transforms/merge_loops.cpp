@@ -164,8 +164,9 @@ Result merge_loops(const Program& p, const Params& params, Context& ctx) {
       if (j + 1 >= rank) break;
       auto r = try_merge(cur, bi, j, ctx);
       if (auto* why = std::get_if<std::string>(&r)) {
-        if (only) ctx.log.push_back("merge-loops: refused " + cur.bindings[bi].name + " dims " + std::to_string(j) + ", " +
-                                    std::to_string(j + 1) + ": " + *why);
+        // Refusals are logged (not counted as rewrites) so --log says why.
+        ctx.log.push_back("merge-loops: refused " + cur.bindings[bi].name + " dims " + std::to_string(j) + ", " +
+                          std::to_string(j + 1) + ": " + *why);
         if (dim >= 0) break;
         ++j;
         continue;

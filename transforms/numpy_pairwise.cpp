@@ -42,7 +42,9 @@ class NumpyTree {
       ++leaves_;
       int64_t q = n / 8;
       // lanes: (d, l, t) reads a[8t + l]
-      Expr lanes = reassoc::mk_red(RedOp::Sum, s_.id, {q}, view(off, {8, q}, iadd(imul(8, ivar(int(nd + 1))), ivar(int(nd)))));
+      Expr lanes = q == 1 ? view(off, {8}, ivar(int(nd)))
+                          : reassoc::mk_red(RedOp::Sum, s_.id, {q},
+                                            view(off, {8, q}, iadd(imul(8, ivar(int(nd + 1))), ivar(int(nd)))));
       Expr res = reassoc::tree(s_, lanes, /*adjacent=*/true, s_.id);
       for (int64_t i = 8 * q; i < n; ++i) res = add(res, view(off + i, {}, iconst(0)));
       return res;
@@ -68,7 +70,9 @@ class NumpyTree {
 
   Expr add(const Expr& a, const Expr& b) {
     reassoc::LambdaBuilder f({"a0", "a1"}, {s_.acc, s_.acc});
-    f.op(ScalarOp::Add, f.param(0), f.param(1));
+    int32_t x = f.param(0);  // operands in order: the parser emits them left to right
+    int32_t y = f.param(1);
+    f.op(ScalarOp::Add, x, y);
     return make_expr(a->type, MapE{f.done(), {a, b}});
   }
 

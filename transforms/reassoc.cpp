@@ -150,14 +150,14 @@ int32_t LambdaBuilder::cast(int32_t a, DType to) {
   return int32_t(lam_.code.size() - 1);
 }
 
-Expr segmented(const Site& s, const Expr& x, const Shape& news, const IExpr& j, bool padded) {
+Expr segmented(const Site& s, const Expr& x, const Shape& news, const IExpr& jflat, bool padded) {
   size_t nd = s.outer.size();
   Shape shape = s.outer;
   shape.insert(shape.end(), news.begin(), news.end());
   Shape r(x->type.shape.begin() + std::ptrdiff_t(nd), x->type.shape.end());
   std::vector<IExpr> exprs;
   for (size_t k = 0; k < nd; ++k) exprs.push_back(ivar(int(k)));
-  for (IExpr& c : unflatten_index(padded ? imod(j, s.n) : j, r)) exprs.push_back(c);
+  for (IExpr& c : unflatten_index(padded ? imod(jflat, s.n) : jflat, r)) exprs.push_back(c);
   Expr xv = mk_view(x, shape, std::move(exprs));
   if (!padded) {
     if (s.acc == s.dtype) return xv;
@@ -167,12 +167,17 @@ Expr segmented(const Site& s, const Expr& x, const Shape& news, const IExpr& j, 
   }
   // fn(j, x) => select(lt(j, n), x, ID), in the parser's instruction order.
   LambdaBuilder f({"j", "x"}, {DType::I64, s.dtype});
-  int32_t in_range = f.op(ScalarOp::Lt, f.param(0), f.constant(Const::i64(s.n)));
+  // Operands are emitted left to right (never inside one call's argument list,
+  // whose evaluation order is unspecified).
+  int32_t j = f.param(0);
+  int32_t n = f.constant(Const::i64(s.n));
+  int32_t in_range = f.op(ScalarOp::Lt, j, n);
   int32_t v = f.param(1);
   if (s.acc != s.dtype) v = f.cast(v, s.acc);
-  f.op(ScalarOp::Select, in_range, v, f.constant(s.id));
+  int32_t id = f.constant(s.id);
+  f.op(ScalarOp::Select, in_range, v, id);
   Expr iota = make_expr({DType::I64, {num_elements(news)}}, IotaE{0});
-  Expr mask = mk_view(iota, shape, {j});
+  Expr mask = mk_view(iota, shape, {jflat});
   return make_expr({s.acc, shape}, MapE{f.done(), {mask, xv}});
 }
 
