@@ -47,6 +47,26 @@ Expr rewrite_bottom_up(const Expr& e, const std::function<std::optional<Expr>(co
   return n;
 }
 
+Expr replace_node(const Expr& e, const ExprNode* target, const Expr& by) {
+  if (e.get() == target) return by;
+  std::vector<Expr> kids = children(e);
+  for (Expr& k : kids) k = replace_node(k, target, by);
+  return with_children(e, kids);
+}
+
+Expr find_node(const Expr& e, const ExprNode* target) {
+  if (e.get() == target) return e;
+  for (const Expr& k : children(e))
+    if (Expr f = find_node(k, target)) return f;
+  return nullptr;
+}
+
+bool is_kernel_access(const Expr& a) {
+  if (std::holds_alternative<NameE>(a->p) || std::holds_alternative<FullE>(a->p)) return true;
+  if (const auto* v = std::get_if<ViewE>(&a->p)) return std::holds_alternative<NameE>(v->src->p);
+  return false;
+}
+
 namespace {
 
 IExpr rename_iexpr(const IExpr& e, const std::string& from, const std::string& to) {
@@ -187,7 +207,6 @@ Lambda compose_lambda(const Lambda& g, size_t k, const Lambda& f, std::optional<
     r.code.push_back(c);
     f_result = int32_t(r.code.size() - 1);
   }
-  int32_t off = int32_t(r.code.size());
   std::vector<int32_t> remap(g.code.size());
   for (size_t i = 0; i < g.code.size(); ++i) {
     Instr c = g.code[i];
@@ -205,20 +224,11 @@ Lambda compose_lambda(const Lambda& g, size_t k, const Lambda& f, std::optional<
     r.code.push_back(c);
     remap[i] = int32_t(r.code.size() - 1);
   }
-  (void)off;
-  // The result must be the last instruction.
+  // The result must be the last instruction. When g's body is its parameter k
+  // the result is f's (or its rounding cast): repeat that instruction at the
+  // end (its operands precede it, so the copy computes the same value).
   int32_t res = remap.back();
-  if (res != int32_t(r.code.size() - 1)) {
-    // g's body was just parameter k: the result is f's; move a copy to the end.
-    Instr last = r.code[size_t(res)];
-    if (last.kind == Instr::Kind::Param || last.kind == Instr::Kind::Const) {
-      r.code.push_back(last);
-    } else {
-      // Re-emit by casting to its own type would change nothing but is not an
-      // identity for half tags; instead copy the instruction (operands precede it).
-      r.code.push_back(last);
-    }
-  }
+  if (res != int32_t(r.code.size() - 1)) r.code.push_back(r.code[size_t(res)]);
   return r;
 }
 

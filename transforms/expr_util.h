@@ -28,6 +28,13 @@ sem::Expr substitute(const sem::Expr& e, const std::string& name, const sem::Exp
 /// Renames free uses of `from` to `to`, in operands and in index loads.
 sem::Expr rename(const sem::Expr& e, const std::string& from, const std::string& to);
 
+/// `e` with the node `target` (by identity) replaced by `by`.
+sem::Expr replace_node(const sem::Expr& e, const sem::ExprNode* target, const sem::Expr& by);
+/// The subexpression of `e` that is the node `target`, or null.
+sem::Expr find_node(const sem::Expr& e, const sem::ExprNode* target);
+/// An operand a kernel reads directly: a name, a view of a name, or a constant `full`.
+bool is_kernel_access(const sem::Expr& a);
+
 /// Uses of a name across the program (operands, index loads and outputs).
 struct Uses {
   int operand = 0;

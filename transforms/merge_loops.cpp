@@ -23,12 +23,6 @@ struct Kernel {
   size_t outer = 0;            // |D|
 };
 
-bool is_access(const Expr& a) {
-  if (std::holds_alternative<NameE>(a->p) || std::holds_alternative<FullE>(a->p)) return true;
-  if (const auto* v = std::get_if<ViewE>(&a->p)) return std::holds_alternative<NameE>(v->src->p);
-  return false;
-}
-
 std::optional<Kernel> as_kernel(const Expr& e) {
   Kernel k;
   Expr body = e;
@@ -43,7 +37,7 @@ std::optional<Kernel> as_kernel(const Expr& e) {
     k.accesses = {body};
   }
   for (const Expr& a : k.accesses)
-    if (!is_access(a)) return std::nullopt;
+    if (!is_kernel_access(a)) return std::nullopt;
   k.domain = body->type.shape;
   k.outer = e->type.shape.size();
   return k;

@@ -11,19 +11,13 @@ using namespace sem;
 
 namespace {
 
-bool is_access(const Expr& a) {
-  if (std::holds_alternative<NameE>(a->p) || std::holds_alternative<FullE>(a->p)) return true;
-  if (const auto* v = std::get_if<ViewE>(&a->p)) return std::holds_alternative<NameE>(v->src->p);
-  return false;
-}
-
 bool is_map_form(const Expr& e) {
   if (const auto* m = std::get_if<MapE>(&e->p)) {
     for (const Expr& a : m->args)
-      if (!is_access(a)) return false;
+      if (!is_kernel_access(a)) return false;
     return true;
   }
-  return is_access(e);
+  return is_kernel_access(e);
 }
 
 /// The first subexpression that keeps `e` out of normal form and must be
@@ -40,19 +34,12 @@ Expr offender(const Expr& e) {
   if (const auto* v = std::get_if<ViewE>(&body->p)) return v->src;
   if (const auto* m = std::get_if<MapE>(&body->p)) {
     for (const Expr& a : m->args) {
-      if (is_access(a)) continue;
+      if (is_kernel_access(a)) continue;
       if (const auto* v = std::get_if<ViewE>(&a->p)) return v->src;
       return a;
     }
   }
   return body;
-}
-
-Expr replace_node(const Expr& e, const ExprNode* target, const Expr& by) {
-  if (e.get() == target) return by;
-  std::vector<Expr> kids = children(e);
-  for (Expr& k : kids) k = replace_node(k, target, by);
-  return with_children(e, kids);
 }
 
 const LetE* outermost_let(const Expr& e, const ExprNode** node) {

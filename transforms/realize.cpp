@@ -23,20 +23,6 @@ void candidates(const Expr& e, bool root, std::vector<const ExprNode*>& out) {
   for (const Expr& k : children(e)) candidates(k, false, out);
 }
 
-Expr replace_node(const Expr& e, const ExprNode* target, const Expr& by) {
-  if (e.get() == target) return by;
-  std::vector<Expr> kids = children(e);
-  for (Expr& k : kids) k = replace_node(k, target, by);
-  return with_children(e, kids);
-}
-
-Expr find_node(const Expr& e, const ExprNode* target) {
-  if (e.get() == target) return e;
-  for (const Expr& k : children(e))
-    if (Expr f = find_node(k, target)) return f;
-  return nullptr;
-}
-
 // Binds candidate `node` of binding k; returns the new program.
 Program realize_node(const Program& p, size_t k, const ExprNode* node, Context& ctx) {
   Program r = p;
