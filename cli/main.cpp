@@ -50,6 +50,42 @@ int main(int argc, char** argv) {
   v->add_option("--seed", tv.seed, "input seed");
   v->add_flag("--json", tv.json, "one JSON document");
 
+  stax::cli::BoundCommandOptions bd;
+  uint64_t bound_seed = 0;
+  auto* b = app.add_subcommand("bound", "Error bounds of the reductions of T(P) against their exact sums (MPFR)");
+  b->add_option("file", bd.file, "program (.stx)")->required();
+  b->add_option("--transform", bd.transform, "NAME[:key=val...][,NAME...] (default: the program as written)");
+  b->add_option("--input", bd.inputs, "NAME=FILE.npy (bf16 as *.bf16.npy)");
+  auto* bound_seed_opt = b->add_option("--random-inputs", bound_seed, "draw the inputs not given from SEED (default 1)");
+  b->add_option("--data", bd.data, "kind of drawn inputs: normal, uniform, cancellation or special");
+  b->add_option("--top", bd.top, "summands listed for a violation")->check(CLI::Range(0, 1000));
+  b->add_flag("--contributions", bd.show_contributions, "list the largest contributions of every worst element");
+  b->add_flag("--json", bd.json, "one JSON document");
+
+  stax::cli::ExperimentCommandOptions xp;
+  auto* x = app.add_subcommand("experiment", "Reproduce an experiment of the text (CSV, Markdown, PNG)");
+  x->add_option("name", xp.name, "experiment name, or all")->required();
+  x->add_option("--out", xp.out_dir, "output folder (each experiment writes OUT/NAME/)");
+  x->add_option("--min-log2n", xp.min_log2n, "smallest size, log2")->check(CLI::Range(0, 30));
+  x->add_option("--max-log2n", xp.max_log2n, "largest size, log2")->check(CLI::Range(0, 30));
+  x->add_option("--step-log2n", xp.step_log2n, "size step, log2 (2: n grows x4)")->check(CLI::Range(1, 30));
+  x->add_option("--seed", xp.seed, "input seed");
+
+  stax::cli::ProveOptions pv;
+  auto* pr = app.add_subcommand("prove", "Discharge every index obligation of a program with Z3 (DESIGN §5)");
+  pr->add_option("file", pv.file, "program (.stx)")->required();
+  pr->add_option("--transform", pv.transform, "also T(P) and the side conditions the transforms check");
+  pr->add_option("--timeout-ms", pv.timeout_ms, "per obligation");
+  pr->add_flag("--json", pv.json, "one JSON document");
+
+  stax::cli::RewriteOptions rw;
+  auto* rr = app.add_subcommand("rewrite", "Prove or refute a scalar rewrite 'LHS => RHS' in Z3's FPA theory");
+  rr->add_option("rule", rw.rule, "'LHS => RHS', e.g. 'mul(x, 2.0) => add(x, x)'")->required();
+  rr->add_option("--dtype", rw.dtype, "f16, bf16, f32 or f64");
+  rr->add_option("--timeout-ms", rw.timeout_ms, "solver timeout");
+  rr->add_flag("--half-in-f32", rw.half_in_f32, "f16/bf16 as .stx lambdas compute them: in f32, rounded once");
+  rr->add_flag("--json", rw.json, "one JSON document");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex_help) {
@@ -68,5 +104,12 @@ int main(int argc, char** argv) {
   if (*t) return stax::cli::transform_command(tr);
   if (*c) return stax::cli::check_command(ck);
   if (*v) return stax::cli::tv_command(tv);
+  if (*b) {
+    if (*bound_seed_opt) bd.random_seed = bound_seed;
+    return stax::cli::bound_command(bd);
+  }
+  if (*x) return stax::cli::experiment_command(xp);
+  if (*pr) return stax::cli::prove_command(pv);
+  if (*rr) return stax::cli::rewrite_command(rw);
   return 2;
 }

@@ -1,5 +1,8 @@
 #include "oracle/checker.h"
 
+#include <cmath>
+
+#include "oracle/error_bound.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 
@@ -66,6 +69,7 @@ std::vector<std::pair<std::string, std::string>> trace(const Program& p, const I
 
 std::optional<Counterexample> compare_on(const Program& src, const Program& tgt, SemClass cls, const Inputs& in,
                                          bool* src_failed) {
+  if (cls == SemClass::Real) return compare_real_on(src, tgt, in, src_failed);
   IeeeOutcome a = eval_ieee(src, in);
   if (src_failed) *src_failed = a.failure.has_value();
   if (a.failure && cls != SemClass::Exact) return std::nullopt;  // refines: anything goes where P is ⊥
@@ -95,6 +99,142 @@ std::optional<Counterexample> compare_on(const Program& src, const Program& tgt,
   return std::nullopt;
 }
 
+bool real_equal(const RVal& a, const RVal& b, DType t, long precision) {
+  if (!is_float(t)) return a.i == b.i;
+  if (mpfr_nan_p(a.f) || mpfr_nan_p(b.f)) return mpfr_nan_p(a.f) && mpfr_nan_p(b.f);
+  if (mpfr_equal_p(a.f, b.f)) return true;  // ±0 are equal reals
+  if (mpfr_inf_p(a.f) || mpfr_inf_p(b.f)) return false;
+  // |a − b| ≤ 2^-(P−56)·max(|a|, |b|): the Real domain's own roundings.
+  mpfr_prec_t p = mpfr_prec_t(precision) + 16;
+  mpfr_t d, m;
+  mpfr_init2(d, p);
+  mpfr_init2(m, p);
+  mpfr_sub(d, a.f, b.f, MPFR_RNDA);
+  mpfr_abs(d, d, MPFR_RNDN);
+  if (mpfr_cmpabs(a.f, b.f) >= 0) mpfr_abs(m, a.f, MPFR_RNDN);
+  else mpfr_abs(m, b.f, MPFR_RNDN);
+  mpfr_mul_2si(m, m, -(precision - 56), MPFR_RNDN);
+  bool eq = mpfr_cmp(d, m) <= 0;
+  mpfr_clear(d);
+  mpfr_clear(m);
+  return eq;
+}
+
+namespace {
+
+std::string real_text(const RVal& v, DType t) {
+  if (!is_float(t)) return std::to_string(v.i);
+  char buf[128];
+  mpfr_snprintf(buf, sizeof buf, "%.25Rg", v.f);
+  return buf;
+}
+
+std::string fmt_e(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6e", v);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<Counterexample> compare_real_on(const Program& src, const Program& tgt, const Inputs& in,
+                                              bool* src_failed, Verdict* stats, long precision) {
+  IeeeOutcome a = eval_ieee(src, in);
+  if (src_failed) *src_failed = a.failure.has_value();
+  if (a.failure) return std::nullopt;  // where P is ⊥, anything goes
+  Counterexample c;
+  c.inputs = in;
+  BoundOptions bo;
+  bo.keep_elements = true;
+  BoundReport rep = analyze_bounds(tgt, in, bo);
+  if (rep.error && stats && stats->unchecked.empty()) stats->unchecked = *rep.error;
+  if (rep.failure) {
+    c.check = "definedness";
+    c.src_value = "a value";
+    c.tgt_value = "⊥ (" + rep.failure->str() + ")";
+    return c;
+  }
+  // (a) the Real semantics agree.
+  RealOutcome ra = eval_real(src, in, precision);
+  if (!ra.failure) {
+    RealOutcome rb = eval_real(tgt, in, precision);
+    if (rb.failure) {
+      c.check = "definedness";
+      c.src_value = "a value";
+      c.tgt_value = "⊥ in the Real domain (" + rb.failure->str() + ")";
+      return c;
+    }
+    std::optional<RealOutcome> ra2, rb2;  // at 10·P bits, on a suspected difference
+    long p2 = precision * 10;
+    for (const std::string& o : src.outputs) {
+      const RealTensor& x = *ra.outputs.at(o);
+      const RealTensor& y = *rb.outputs.at(o);
+      for (int64_t i = 0; i < x.size(); ++i) {
+        if (real_equal(x.data[size_t(i)], y.data[size_t(i)], x.dtype, precision)) continue;
+        if (!ra2) {
+          ra2 = eval_real(src, in, p2);
+          rb2 = eval_real(tgt, in, p2);
+        }
+        const RealTensor& x2 = *ra2->outputs.at(o);
+        const RealTensor& y2 = *rb2->outputs.at(o);
+        if (!ra2->failure && !rb2->failure &&
+            real_equal(x2.data[size_t(i)], y2.data[size_t(i)], x.dtype, p2))
+          continue;
+        c.check = "real";
+        c.output = o;
+        c.index = unflatten(x.shape, i);
+        c.src_real = real_text(x2.data[size_t(i)], x.dtype);
+        c.tgt_real = real_text(y2.data[size_t(i)], x.dtype);
+        c.src_value = c.src_real + " (real)";
+        c.tgt_value = c.tgt_real + " (real)";
+        IeeeOutcome b = eval_ieee(tgt, in);
+        if (!b.failure) c.tgt_float = element_text(*b.outputs.at(o), i);
+        // Against the target's bound where the output is a reduction root:
+        // the float result is as far from the source's real value as ...
+        if (const BoundRow* row = rep.row(o); row && is_float(x.dtype) && !b.failure) {
+          double bound = row->elem_bound[size_t(i)];
+          if (!std::isnan(bound)) {
+            double sh = b.outputs.at(o)->get_double(i);
+            mpfr_t d;
+            mpfr_init2(d, 64);
+            mpfr_d_sub(d, sh, x2.data[size_t(i)].f, MPFR_RNDA);
+            double err = std::fabs(mpfr_get_d(d, MPFR_RNDA));
+            mpfr_clear(d);
+            c.bound = bound;
+            c.measured = err;
+            c.ratio = bound > 0 ? err / bound : (err == 0 ? 0.0 : INFINITY);
+            c.bound_case = row->higham;
+          }
+        }
+        return c;
+      }
+    }
+  }
+  // (b) every reduction of the target within its bound.
+  for (const BoundRow& row : rep.rows) {
+    if (stats) {
+      stats->bound_checked += row.checked;
+      stats->bound_skipped += row.skipped;
+      stats->max_ratio = std::max(stats->max_ratio, row.ratio);
+    }
+    if (row.ratio <= 1.0) continue;
+    c.check = "bound";
+    c.output = row.name;
+    c.index = row.worst_index;
+    c.tgt_float = fmt_e(row.computed);
+    c.tgt_value = c.tgt_float + " (float)";
+    c.src_value = fmt_e(row.exact) + " (exact sum of the target's summands)";
+    c.bound = row.bound;
+    c.measured = row.measured;
+    c.ratio = row.ratio;
+    c.bound_case = row.higham;
+    for (const Contribution& k : row.top)
+      c.contributions.push_back(k.where + " = " + fmt_e(k.value) + " at depth " + k.depth_text + ": " + fmt_e(k.term));
+    return c;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> malformed(const Program& p) {
   auto r = parse_program(print_program(p), "<target>");
   if (auto* d = std::get_if<Diag>(&r)) return d->str();
@@ -116,17 +256,13 @@ Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, con
     v.message = "interface mismatch: " + *m;
     return v;
   }
-  if (cls == SemClass::Real) {
-    v.status = Status::NotCheckable;
-    v.message = "class real needs the error-bound checker, which is not available yet; nothing was verified";
-    return v;
-  }
   for (int t = 0; t < opt.trials; ++t) {
     InputKind kind = kInputKinds[size_t(t) % std::size(kInputKinds)];
     uint64_t seed = opt.seed * 1000003ull + uint64_t(t);
     Inputs in = generate_inputs(src, kind, seed);
     bool failed = false;
-    auto c = compare_on(src, tgt, cls, in, &failed);
+    auto c = cls == SemClass::Real ? compare_real_on(src, tgt, in, &failed, &v, opt.precision)
+                                   : compare_on(src, tgt, cls, in, &failed);
     ++v.trials;
     v.src_failures += failed;
     if (c) {
@@ -134,13 +270,30 @@ Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, con
       c->input_seed = seed;
       c->trial = t;
       v.status = Status::Counterexample;
-      v.message = c->output.empty() ? "definedness mismatch" : "value mismatch";
+      if (c->check == "real") v.message = "the real semantics differ";
+      else if (c->check == "bound") v.message = "a float result exceeds its error bound";
+      else v.message = c->output.empty() ? "definedness mismatch" : "value mismatch";
       v.cex = std::move(c);
       return v;
     }
   }
   v.status = Status::Verified;
-  v.message = "no difference on " + std::to_string(v.trials) + " input set(s)";
+  if (cls == SemClass::Real && !v.unchecked.empty()) {
+    v.status = Status::NotCheckable;
+    v.message = "equal real semantics on " + std::to_string(v.trials) + " input set(s), but the error bounds were " +
+                "not checked: " + v.unchecked;
+    return v;
+  }
+  if (cls == SemClass::Real) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3e", v.max_ratio);
+    v.message = "equal real semantics on " + std::to_string(v.trials) + " input set(s); float results within their " +
+                "error bounds on " + std::to_string(v.bound_checked) + " reduction element(s), max ratio " + buf;
+    if (v.bound_skipped)
+      v.message += " (" + std::to_string(v.bound_skipped) + " element(s) outside the model: inf/NaN/overflow)";
+  } else {
+    v.message = "no difference on " + std::to_string(v.trials) + " input set(s)";
+  }
   return v;
 }
 
@@ -210,7 +363,22 @@ std::string format_verdict(const Verdict& v, const Program& src, const Program& 
   if (v.cex) {
     const Counterexample& c = *v.cex;
     s += "\ninputs (" + std::string(input_kind_name(c.kind)) + ", trial " + std::to_string(c.trial) + "):\n" + inputs_text(c.inputs, src);
-    if (!c.output.empty()) {
+    if (c.check == "real" || c.check == "bound") {
+      s += "\n" + std::string(c.check == "real" ? "output " : "reduction ") + c.output + " at index " +
+           index_text(c.index) + ":\n";
+      s += "  source: " + c.src_value + "\n  target: " + c.tgt_value + "\n";
+      if (!c.tgt_float.empty() && c.check == "real") s += "  target (float): " + c.tgt_float + "\n";
+      if (c.bound) {
+        s += "  target's error bound: " + fmt_e(*c.bound) + (c.bound_case.empty() ? "" : " (" + c.bound_case + ")") +
+             "\n";
+        s += std::string(c.check == "real" ? "  |target float - source real| = " : "  |float - exact| = ") +
+             fmt_e(*c.measured) + ", ratio " + fmt_e(*c.ratio) + (*c.ratio > 1 ? " > 1" : "") + "\n";
+      }
+      if (!c.contributions.empty()) {
+        s += "  largest contributions to the bound:\n";
+        for (const std::string& k : c.contributions) s += "    " + k + "\n";
+      }
+    } else if (!c.output.empty()) {
       s += "\noutput " + c.output + " at index " + index_text(c.index) + ":\n";
       s += "  source: " + c.src_value + "\n  target: " + c.tgt_value + "\n";
       if (!c.src_trace.empty()) {
@@ -237,6 +405,11 @@ nlohmann::json verdict_json(const Verdict& v, const Program& src, const Program&
   j["message"] = v.message;
   j["trials"] = v.trials;
   j["source_failures"] = v.src_failures;
+  if (v.cls == SemClass::Real) {
+    j["bound_elements_checked"] = v.bound_checked;
+    j["bound_elements_outside_model"] = v.bound_skipped;
+    j["max_ratio"] = std::isfinite(v.max_ratio) ? nlohmann::json(v.max_ratio) : nlohmann::json("inf");
+  }
   if (v.rewrite) {
     j["rewrite"] = *v.rewrite;
     j["rewrite_text"] = v.rewrite_text;
@@ -260,6 +433,20 @@ nlohmann::json verdict_json(const Verdict& v, const Program& src, const Program&
     }
     cj["source_value"] = c.src_value;
     cj["target_value"] = c.tgt_value;
+    if (!c.check.empty()) cj["check"] = c.check;
+    if (!c.src_real.empty()) cj["source_real"] = c.src_real;
+    if (!c.tgt_real.empty()) cj["target_real"] = c.tgt_real;
+    if (!c.tgt_float.empty()) cj["target_float"] = c.tgt_float;
+    auto num = [](double x) -> nlohmann::json {
+      if (std::isnan(x)) return "nan";
+      if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+      return x;
+    };
+    if (c.bound) cj["bound"] = num(*c.bound);
+    if (c.measured) cj["measured"] = num(*c.measured);
+    if (c.ratio) cj["ratio"] = num(*c.ratio);
+    if (!c.bound_case.empty()) cj["bound_case"] = c.bound_case;
+    if (!c.contributions.empty()) cj["contributions"] = c.contributions;
     auto tr = [](const auto& t) {
       nlohmann::json a = nlohmann::json::object();
       for (const auto& [n, val] : t) a[n] = val;

@@ -1,8 +1,18 @@
 // The no-tolerance oracle (DESIGN §3, seed 6.9): compares a source and a
 // target program on generated inputs by the class the transform declares.
 // exact: same bits (or both NaN) and the same ⊥; refines: wherever the source
-// has a value the target has the same one; real: checked by the error-bound
-// machinery (not yet available: reported as not checkable, never as passed).
+// has a value the target has the same one; real (Theorem 6.3, DESIGN §4):
+// wherever the source has a value, (a) the two programs agree in the Real
+// domain and (b) every reduction of the target stays within the error bound
+// of its own summands (oracle/error_bound.h, ratio ≤ 1).
+//
+// (a) compares MPFR values, which carry the Real domain's own rounding at
+// precision P (one rounding per op, per mpfr_sum): values agree when
+// |a − b| ≤ 2^-(P−56)·max(|a|, |b|) (2^-200 at the default 256 bits). This is
+// not a float tolerance — a float rounding is 2^-24 or 2^-53 — and a
+// difference beyond it is re-examined at 10·P bits, where it must shrink
+// below 2^-(10P−56) to pass: a wrong reassociation (a dropped element, a
+// segment counted twice) differs at any precision.
 // A failed check carries an Alive2-style counterexample.
 #pragma once
 
@@ -20,6 +30,7 @@ namespace stax::oracle {
 struct CheckOptions {
   int trials = 16;
   uint64_t seed = 1;
+  long precision = 256;  ///< MPFR bits of the Real domain (class real)
 };
 
 enum class Status { Verified, Counterexample, NotCheckable };
@@ -35,6 +46,17 @@ struct Counterexample {
   std::string src_value, tgt_value;  ///< with bits, or the ⊥ message
   /// Values of same-shaped bindings at the index, source then target.
   std::vector<std::pair<std::string, std::string>> src_trace, tgt_trace;
+  /// Class real: "real" when the Real-domain values differ, "bound" when a
+  /// float result of the target exceeds its error bound, "definedness" for a
+  /// ⊥ the source does not have; empty for exact/refines.
+  std::string check;
+  std::string src_real, tgt_real;  ///< Real-domain values at the index
+  std::string tgt_float;           ///< the target's float (Ieee) value
+  /// The target's error bound at the index, the error it is compared with
+  /// (|ŝ − s| for "bound"; |target float − source real| for "real"), ratio.
+  std::optional<double> bound, measured, ratio;
+  std::string bound_case;  ///< the reduction's textbook case (Higham)
+  std::vector<std::string> contributions;  ///< largest summands of the bound
 };
 
 struct Verdict {
@@ -46,6 +68,11 @@ struct Verdict {
   std::optional<Counterexample> cex;
   std::optional<int64_t> rewrite;  ///< the first rewrite after which it fails
   std::string rewrite_text;
+  // Class real: over all trials, the elements whose float error was measured
+  // against their bound, those outside the model, and the largest ratio.
+  int64_t bound_checked = 0, bound_skipped = 0;
+  double max_ratio = 0;
+  std::string unchecked;  ///< why the bound analysis could not run (then not checkable)
 };
 
 /// Both programs must have the same inputs and outputs (names, dtypes,
@@ -58,6 +85,17 @@ std::optional<std::string> malformed(const sem::Program& p);
 /// Compares on one set of inputs; nullopt when they agree for the class.
 std::optional<Counterexample> compare_on(const sem::Program& src, const sem::Program& tgt, xform::SemClass cls,
                                          const sem::Inputs& in, bool* src_failed = nullptr);
+
+/// Class real on one set of inputs: (a) Real-domain agreement, (b) the
+/// target's float results within their error bounds. Adds to the verdict's
+/// bound statistics when `stats` is given.
+std::optional<Counterexample> compare_real_on(const sem::Program& src, const sem::Program& tgt,
+                                              const sem::Inputs& in, bool* src_failed = nullptr,
+                                              Verdict* stats = nullptr, long precision = 256);
+
+/// Real-domain equality of two float values at precision `precision` (see
+/// the file comment); ints and bools compare exactly.
+bool real_equal(const sem::RVal& a, const sem::RVal& b, sem::DType t, long precision);
 
 Verdict check_programs(const sem::Program& src, const sem::Program& tgt, xform::SemClass cls,
                        const CheckOptions& opt);

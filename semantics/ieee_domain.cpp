@@ -282,6 +282,7 @@ void IeeeDomain::load(Value dst, const Tensor& t, const int64_t* off, size_t cnt
 }
 
 void IeeeDomain::load_range(Value dst, const Tensor& t, int64_t start, size_t cnt) {
+  if (cnt == 0) return;
   switch (t.dtype) {
     case DType::F16: { const uint16_t* s = t.as<uint16_t>() + start; for (size_t i = 0; i < cnt; ++i) col<float>(dst)[i] = f16_bits_to_f32(s[i]); return; }
     case DType::BF16: { const uint16_t* s = t.as<uint16_t>() + start; for (size_t i = 0; i < cnt; ++i) col<float>(dst)[i] = bf16_bits_to_f32(s[i]); return; }
@@ -294,6 +295,7 @@ void IeeeDomain::load_range(Value dst, const Tensor& t, int64_t start, size_t cn
 }
 
 void IeeeDomain::store(Value src, Tensor& t, int64_t start, size_t cnt) {
+  if (cnt == 0) return;  // an empty tensor may have no buffer at all
   switch (t.dtype) {
     case DType::F16: { uint16_t* d = t.as<uint16_t>() + start; for (size_t i = 0; i < cnt; ++i) d[i] = f32_to_f16_bits(col<float>(src)[i]); return; }
     case DType::BF16: { uint16_t* d = t.as<uint16_t>() + start; for (size_t i = 0; i < cnt; ++i) d[i] = f32_to_bf16_bits(col<float>(src)[i]); return; }
@@ -375,6 +377,7 @@ void IeeeDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) 
 }
 
 void IeeeDomain::red_finish(RedState& s, Tensor& out) {
+  if (out.size() == 0) return;
   if (red_is_arg(s.op)) {
     std::memcpy(out.data.data(), s.arg.data(), s.arg.size() * sizeof(int64_t));
     return;

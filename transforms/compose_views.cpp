@@ -3,6 +3,7 @@
 // With strict tensor values the inner view is evaluated everywhere in the
 // source, so folding it is exact only when it cannot fail; otherwise the
 // application is a refinement.
+#include "proofs/program_obligations.h"
 #include "semantics/views.h"
 #include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
@@ -67,6 +68,31 @@ bool composable(const ViewE& inner, const Shape& base, const Shape& middle, cons
   return true;
 }
 
+bool has_floor_mod(const IndexMap& m) {
+  std::function<bool(const IExpr&)> fm = [&](const IExpr& e) {
+    if (e->kind == IExprNode::Kind::FloorDiv || e->kind == IExprNode::Kind::Mod) return true;
+    for (const IExpr& a : e->args)
+      if (fm(a)) return true;
+    return false;
+  };
+  for (const IExpr& e : m.exprs)
+    if (fm(e)) return true;
+  return false;
+}
+
+// Issue 5: a composition with floor/mod (a reshape) is applied only when Z3
+// proves the simplified composed map equal to the two maps in turn.
+std::optional<std::string> composition_refused(const std::string& binding, const ViewE& inner, const Shape& middle,
+                                               const IndexMap& outer, const Shape& out, const IndexMap& composed) {
+  if (!has_floor_mod(inner.map) && !has_floor_mod(outer) && !has_floor_mod(composed)) return std::nullopt;
+  proofs::Obligation ob = proofs::composition_obligation(binding, inner.map, inner.src->type.shape, outer, middle,
+                                                         out, composed);
+  proofs::ProofVerdict v = proofs::discharge_logged(ob);
+  if (v.kind == proofs::ProofVerdict::Proved) return std::nullopt;
+  return "composition obligation " + std::string(proofs::verdict_name(v.kind)) +
+         (v.counterexample.empty() ? "" : ": " + v.counterexample) + (v.reason.empty() ? "" : " (" + v.reason + ")");
+}
+
 }  // namespace
 
 Result compose_views(const Program& p, const Params&, Context& ctx) {
@@ -81,10 +107,17 @@ Result compose_views(const Program& p, const Params&, Context& ctx) {
       if (const auto* inner = std::get_if<ViewE>(&src->p)) {
         bool exact = true;
         if (composable(*inner, inner->src->type.shape, src->type.shape, v->map, e->type.shape, &exact)) {
-          if (!exact) r.cls = SemClass::Refines;
-          m = compose_maps(inner->map, m);
-          src = inner->src;
-          what = "composed two views";
+          IndexMap cm = compose_maps(inner->map, m);
+          auto refused = composition_refused(b.name, *inner, src->type.shape, v->map, e->type.shape,
+                                             simplify_map(cm, e->type.shape));
+          if (refused) {
+            ctx.log.push_back("compose-views: refused " + b.name + ": " + *refused);
+          } else {
+            if (!exact) r.cls = SemClass::Refines;
+            m = std::move(cm);
+            src = inner->src;
+            what = "composed two views";
+          }
         }
       }
       IndexMap s = simplify_map(m, e->type.shape);

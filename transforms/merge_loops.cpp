@@ -4,6 +4,7 @@
 // merged kernel reads each stored tensor at that affine address (written as
 // the row-major unflattening of the address), and the binding keeps its shape
 // through a reshape of the merged result.
+#include "proofs/program_obligations.h"
 #include "semantics/views.h"
 #include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
@@ -126,6 +127,24 @@ std::variant<Program, std::string> try_merge(const Program& p, size_t bi, size_t
   merged.erase(merged.begin() + std::ptrdiff_t(j + 1));
   std::vector<Expr> accs;
   for (size_t i = 0; i < k->accesses.size(); ++i) accs.push_back(merged_access(k->accesses[i], ads[i], j, merged));
+  // Issue 5: the stride condition above is the hand check; Z3 must also
+  // prove that every merged access reads the address it read before.
+  for (size_t i = 0; i < accs.size(); ++i) {
+    const auto* after = std::get_if<ViewE>(&accs[i]->p);
+    if (!after) continue;  // a constant
+    IndexMap before;
+    if (const auto* v = std::get_if<ViewE>(&k->accesses[i]->p)) before = v->map;
+    else
+      for (size_t d = 0; d < k->domain.size(); ++d) before.exprs.push_back(ivar(int(d)));  // a name: the identity
+    const Expr& x = after->src;
+    std::string what = "access " + std::to_string(i) + " of " +
+                       (std::holds_alternative<NameE>(x->p) ? std::get<NameE>(x->p).name : std::string("a tensor"));
+    proofs::ProofVerdict v = proofs::discharge_logged(
+        proofs::loop_merge_obligation(b.name, what, before, after->map, x->type.shape, k->domain, j));
+    if (v.kind != proofs::ProofVerdict::Proved)
+      return "loop-merge obligation for " + what + " " + std::string(proofs::verdict_name(v.kind)) +
+             (v.counterexample.empty() ? "" : ": " + v.counterexample) + (v.reason.empty() ? "" : " (" + v.reason + ")");
+  }
   Expr body = k->map ? make_expr({k->map->fn.result_type(), merged}, MapE{k->map->fn, accs}, b.expr->loc) : accs[0];
   Shape out(merged.begin(), merged.begin() + std::ptrdiff_t(k->outer - 1));
   Expr kernel = body;

@@ -40,7 +40,7 @@ Result interleave_lanes(const sem::Program& p, const Params& params, Context& ct
 Result pairwise(const sem::Program& p, const Params& params, Context& ctx);
 /// Folds the reduced dims in another order, `perm=a/b/...` (default reversed).
 Result reorder_reduction_dims(const sem::Program& p, const Params& params, Context& ctx);
-/// NumPy's f32/f64 pairwise_sum order (numpy.sum of a contiguous array).
+/// numpy.sum's f32/f64 order: pairwise_sum over blocks of `bufsize` (8192).
 Result numpy_pairwise(const sem::Program& p, const Params& params, Context& ctx);
 
 /// Whether a binding's expression is in kernel normal form (DESIGN §2).

@@ -182,15 +182,17 @@ Expr segmented(const Site& s, const Expr& x, const Shape& news, const IExpr& jfl
 }
 
 Expr tree(const Site& s, Expr t, bool adjacent, const Const& root_init) {
-  size_t nd = s.outer.size();
+  Shape outer = t->type.shape;
+  int64_t p = outer.back();
+  outer.pop_back();
+  size_t nd = outer.size();
   RedOp op = s.red->op;
-  int64_t p = t->type.shape.back();
   STAX_CHECK((p & (p - 1)) == 0 && p >= 1) << "tree over a non-power-of-two extent " << p;
   bool fold = init_foldable(op, root_init);
   while (p > 1) {
     int64_t h = p / 2;
     if (h == 1 && fold) return mk_red(op, root_init, {2}, t);
-    Shape sh = s.outer;
+    Shape sh = outer;
     sh.push_back(h);
     sh.push_back(2);
     std::vector<IExpr> exprs;

@@ -77,11 +77,11 @@ std::vector<sem::IExpr> unflatten_index(const sem::IExpr& j, const sem::Shape& r
 /// (the x view reads j % n, always in range, so no new ⊥ appears).
 sem::Expr segmented(const Site& s, const sem::Expr& x, const sem::Shape& news, const sem::IExpr& j, bool padded);
 
-/// Tree levels over the last dim of `t` (shape D ++ [P], P a power of two):
+/// Tree levels over the last dim of `t` (shape O ++ [P], P a power of two):
 /// each level is red(op, ID, [2], view) pairing (2l, 2l+1) when `adjacent`,
 /// else (l, l + P/2) (a SIMD shuffle: upper half onto lower half). The root
 /// takes `root_init` when init_foldable, else a red(op, root_init, [1]) is
-/// added on top. Returns a tensor over D in the accumulation dtype.
+/// added on top. Returns a tensor over O in the accumulation dtype.
 sem::Expr tree(const Site& s, sem::Expr t, bool adjacent, const sem::Const& root_init);
 
 /// The final step: rounds an f32 accumulation back to the half dtype.

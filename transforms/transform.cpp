@@ -48,9 +48,9 @@ const std::vector<TransformInfo>& registry() {
        pairwise},
       {"reorder-reduction-dims", SemClass::Real, "[perm=a/b/...:binding=B]",
        "fold the reduced dims in another order (default reversed); exact for max/min", reorder_reduction_dims},
-      {"numpy-pairwise", SemClass::Real, "[binding=B]",
-       "NumPy's f32/f64 pairwise_sum order: blocks of <= 128 in 8 lanes, halving at multiples of 8, "
-       "added to the init (numpy.sum bit for bit)",
+      {"numpy-pairwise", SemClass::Real, "[bufsize=N:binding=B]",
+       "numpy.sum's f32/f64 order, bit for bit: pairwise_sum (leaves of <= 128 in 8 lanes, halving at multiples "
+       "of 8) over buffer blocks of N elements (default 8192, 0: none) added in turn to the init",
        numpy_pairwise},
   };
   return r;

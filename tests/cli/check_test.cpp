@@ -2,46 +2,19 @@
 // codes, the Alive2-style report, --json, --max-rewrites.
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
+using stax::test::Run;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-fs::path scratch() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("stax_check_test_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Run run_stax(const std::string& args) {
-  fs::path o = scratch() / "stdout.txt", e = scratch() / "stderr.txt";
-  int st = std::system((std::string(STAX_BINARY) + " " + args + " >" + o.string() + " 2>" + e.string()).c_str());
-  return {WEXITSTATUS(st), slurp(o), slurp(e)};
-}
-
-fs::path write(const std::string& name, const std::string& text) {
-  fs::path p = scratch() / name;
-  std::ofstream(p) << text;
-  return p;
-}
+/// This file's scratch folder ($TMP/stax_check_test_<pid>) and the CLI helpers bound to it.
+fs::path scratch() { return stax::test::scratch("stax_check_test"); }
+Run run_stax(const std::string& args) { return stax::test::run_stax(scratch(), args); }
+fs::path write(const std::string& name, const std::string& text) { return stax::test::write(scratch(), name, text); }
 
 const std::string kSrc = "input x : bf16[16]\nlet a = map(fn(v) => div(v, 3.0), x)\nlet y = map(fn(v) => mul(v, 3.0), a)\noutput y\n";
 

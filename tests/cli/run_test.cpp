@@ -2,49 +2,21 @@
 // random inputs (DESIGN §8).
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "semantics/npy.h"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using namespace stax::sem;
+using stax::test::Run;
+using stax::test::slurp;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-fs::path scratch() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("stax_cli_test_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Run run_stax(const std::string& args) {
-  fs::path o = scratch() / "stdout.txt", e = scratch() / "stderr.txt";
-  std::string cmd = std::string(STAX_BINARY) + " " + args + " >" + o.string() + " 2>" + e.string();
-  int st = std::system(cmd.c_str());
-  return {WEXITSTATUS(st), slurp(o), slurp(e)};
-}
-
-fs::path write(const std::string& name, const std::string& text) {
-  fs::path p = scratch() / name;
-  std::ofstream(p) << text;
-  return p;
-}
+/// This file's scratch folder ($TMP/stax_cli_test_<pid>) and the CLI helpers bound to it.
+fs::path scratch() { return stax::test::scratch("stax_cli_test"); }
+Run run_stax(const std::string& args) { return stax::test::run_stax(scratch(), args); }
+fs::path write(const std::string& name, const std::string& text) { return stax::test::write(scratch(), name, text); }
 
 const char* kAdd = "input x : f32[4]\ninput y : f32[4]\nlet z = map(add, x, y)\noutput z\n";
 

@@ -13,18 +13,14 @@
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "semantics/random_inputs.h"
+#include "tests/test_util.h"
 
 using namespace stax;
+using stax::test::parse_ok;
 
 namespace {
 
 constexpr uint64_t kSeeds = 2000;
-
-sem::Program parse_ok(const std::string& text) {
-  sem::ParseResult r = sem::parse_program(text);
-  if (auto* d = std::get_if<sem::Diag>(&r)) FAIL(d->str() << "\n" << text);
-  return std::get<sem::Program>(std::move(r));
-}
 
 /// Counts sub-expression shapes the transforms rewrite.
 struct Shapes {

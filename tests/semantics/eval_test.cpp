@@ -4,41 +4,22 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "semantics/evaluator.h"
 #include "semantics/parser.h"
 #include "semantics/tensor.h"
+#include "tests/test_util.h"
 
 using namespace stax::sem;
+using namespace stax::test;
 
 namespace {
 
-Program parse(const std::string& text) {
-  auto r = parse_program(text);
-  if (auto* d = std::get_if<Diag>(&r)) FAIL("parse error: " << d->str() << "\n" << text);
-  return std::get<Program>(std::move(r));
-}
-
-IeeeOutcome eval(const std::string& text, const Inputs& in) {
-  Program p = parse(text);
-  auto bad = check_inputs(p, in);
-  if (bad) FAIL("inputs rejected: " << *bad);
-  return eval_ieee(p, in);
-}
-
-/// Runs a program in the Ieee domain; fails the test on ⊥.
-Tensor run(const std::string& text, const Inputs& in, const std::string& out = "y") {
-  IeeeOutcome o = eval(text, in);
-  if (o.failure) FAIL("program failed: " << o.failure->str());
-  return *o.outputs.at(out);
-}
-
 /// Expects ⊥ in both domains, at the same binding and index; returns the Ieee one.
 Failure expect_failure(const std::string& text, const Inputs& in) {
-  Program p = parse(text);
+  Program p = parse_ok(text);
   REQUIRE_FALSE(check_inputs(p, in));
   IeeeOutcome fo = eval_ieee(p, in);
   RealOutcome ro = eval_real(p, in);
@@ -50,33 +31,12 @@ Failure expect_failure(const std::string& text, const Inputs& in) {
   return *fo.failure;
 }
 
-template <class T>
-Tensor tensor(DType dt, Shape shape, const std::vector<T>& v) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(dt)));
-  Tensor t(dt, std::move(shape));
-  REQUIRE(size_t(t.size()) == v.size());
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * sizeof(T));
-  return t;
-}
-template <class T>
-std::vector<T> elems(const Tensor& t) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(t.dtype)));
-  std::vector<T> v(size_t(t.size()));
-  if (!v.empty()) std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
-  return v;
-}
-Tensor f32(Shape s, const std::vector<float>& v) { return tensor(DType::F32, std::move(s), v); }
-Tensor i32(Shape s, const std::vector<int32_t>& v) { return tensor(DType::I32, std::move(s), v); }
-Tensor i64(Shape s, const std::vector<int64_t>& v) { return tensor(DType::I64, std::move(s), v); }
-
 /// 0, 1, 2, ... as f32 of a shape.
 Tensor counting(Shape s) {
   Tensor t(DType::F32, s);
   for (int64_t i = 0; i < t.size(); ++i) t.as<float>()[i] = float(i);
   return t;
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -276,14 +236,14 @@ TEST_CASE("several outputs, in any order, and bindings used by later ones") {
   IeeeOutcome p = eval("input x : f32[2]\noutput x\n", {{"x", f32({2}, {7.0f, 8.0f})}});
   CHECK(elems<float>(*p.outputs.at("x")) == std::vector<float>{7.0f, 8.0f});
   // Real outputs line up with the Ieee ones.
-  RealOutcome r = eval_real(parse(text), {{"x", f32({2}, {1.5f, -2.0f})}});
+  RealOutcome r = eval_real(parse_ok(text), {{"x", f32({2}, {1.5f, -2.0f})}});
   REQUIRE_FALSE(r.failure);
   CHECK(r.outputs.size() == 3);
   CHECK(mpfr_cmp_d(r.outputs.at("b")->data[0].f, 0.5) == 0);
 }
 
 TEST_CASE("check_inputs rejects wrong dtype, shape, missing and extra inputs") {
-  Program p = parse("input x : f32[2, 3]\ninput n : i64[]\nlet y = map(add, x, x)\noutput y\n");
+  Program p = parse_ok("input x : f32[2, 3]\ninput n : i64[]\nlet y = map(add, x, x)\noutput y\n");
   Tensor good_x(DType::F32, {2, 3}), good_n(DType::I64, {});
   CHECK_FALSE(check_inputs(p, {{"x", good_x}, {"n", good_n}}));
 

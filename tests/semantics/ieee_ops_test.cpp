@@ -8,8 +8,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <iomanip>
 #include <limits>
 #include <ostream>
 #include <random>
@@ -20,29 +18,14 @@
 #include "semantics/evaluator.h"
 #include "semantics/parser.h"
 #include "semantics/tensor.h"
+#include "tests/test_util.h"
 
 using namespace stax::sem;
+using namespace stax::test;
 
 namespace {
 
 // ------------------------------------------------------------------ helpers
-
-/// Bit patterns that Catch prints in hex.
-template <class U>
-struct Hex {
-  U v;
-  bool operator==(const Hex&) const = default;
-};
-template <class U>
-std::ostream& operator<<(std::ostream& os, const Hex<U>& h) {
-  return os << "0x" << std::hex << std::setw(int(sizeof(U) * 2)) << std::setfill('0') << uint64_t(h.v) << std::dec;
-}
-using H16 = Hex<uint16_t>;
-using H32 = Hex<uint32_t>;
-using H64 = Hex<uint64_t>;
-
-H32 b32(float x) { return {std::bit_cast<uint32_t>(x)}; }
-H64 b64(double x) { return {std::bit_cast<uint64_t>(x)}; }
 
 /// Hides a value from the optimiser, so that libm reference values are
 /// computed by the host libm at run time and not constant-folded.
@@ -52,29 +35,6 @@ T opaque(T x) {
   return v;
 }
 
-Program parse(const std::string& text) {
-  auto r = parse_program(text);
-  if (auto* d = std::get_if<Diag>(&r)) FAIL("parse error: " << d->str() << "\n" << text);
-  return std::get<Program>(std::move(r));
-}
-
-/// Runs a program in the Ieee domain; fails the test on ⊥.
-Tensor run(const std::string& text, const Inputs& in, const std::string& out = "y") {
-  Program p = parse(text);
-  auto bad = check_inputs(p, in);
-  if (bad) FAIL("inputs rejected: " << *bad);
-  IeeeOutcome o = eval_ieee(p, in);
-  if (o.failure) FAIL("program failed: " << o.failure->str());
-  return *o.outputs.at(out);
-}
-
-template <class T>
-Tensor tensor(DType dt, const std::vector<T>& v) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(dt)));
-  Tensor t(dt, {int64_t(v.size())});
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * sizeof(T));
-  return t;
-}
 Tensor f32s(const std::vector<float>& v) { return tensor(DType::F32, v); }
 Tensor f64s(const std::vector<double>& v) { return tensor(DType::F64, v); }
 Tensor i32s(const std::vector<int32_t>& v) { return tensor(DType::I32, v); }
@@ -82,26 +42,9 @@ Tensor i64s(const std::vector<int64_t>& v) { return tensor(DType::I64, v); }
 Tensor bools(const std::vector<uint8_t>& v) { return tensor(DType::Bool, v); }
 Tensor halfs(DType dt, const std::vector<uint16_t>& v) { return tensor(dt, v); }
 
-template <class T>
-std::vector<T> elems(const Tensor& t) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(t.dtype)));
-  std::vector<T> v(size_t(t.size()));
-  if (!v.empty()) std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
-  return v;
-}
-std::vector<H32> bits32(const Tensor& t) {
-  std::vector<H32> r;
-  for (uint32_t u : elems<uint32_t>(t)) r.push_back({u});
-  return r;
-}
 std::vector<H64> bits64(const Tensor& t) {
   std::vector<H64> r;
   for (uint64_t u : elems<uint64_t>(t)) r.push_back({u});
-  return r;
-}
-std::vector<H16> bits16(const Tensor& t) {
-  std::vector<H16> r;
-  for (uint16_t u : elems<uint16_t>(t)) r.push_back({u});
   return r;
 }
 
@@ -144,11 +87,8 @@ std::vector<uint8_t> bool_out(const Tensor& t) {
   return elems<uint8_t>(t);
 }
 
-bool is_nan32(H32 h) { return (h.v & 0x7f800000u) == 0x7f800000u && (h.v & 0x007fffffu) != 0; }
 bool is_nan16(H16 h) { return (h.v & 0x7c00u) == 0x7c00u && (h.v & 0x03ffu) != 0; }
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
 const float kMax = std::numeric_limits<float>::max();
 
 /// Inputs for the libm comparisons: specials, subnormals, and a spread of
@@ -427,7 +367,7 @@ TEST_CASE("integer div truncates; floordiv and mod follow Python") {
 TEST_CASE("integer division by zero is bottom") {
   for (const char* f : {"div", "mod", "floordiv"}) {
     INFO(f);
-    Program p = parse(std::string("input a : i32[3]\ninput b : i32[3]\nlet y = map(") + f + ", a, b)\noutput y\n");
+    Program p = parse_ok(std::string("input a : i32[3]\ninput b : i32[3]\nlet y = map(") + f + ", a, b)\noutput y\n");
     Inputs in{{"a", i32s({1, 2, 3})}, {"b", i32s({1, 0, 1})}};
     IeeeOutcome o = eval_ieee(p, in);
     REQUIRE(o.failure);

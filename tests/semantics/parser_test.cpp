@@ -15,30 +15,22 @@
 #include "semantics/ir.h"
 #include "semantics/parser.h"
 #include "semantics/views.h"
+#include "tests/test_util.h"
 
 using namespace stax::sem;
+using stax::test::bexpr;
+using stax::test::binding;
 
 namespace {
 
-Program parse_ok(const std::string& src) {
-  ParseResult r = parse_program(src, "t.stx");
-  if (const Diag* d = std::get_if<Diag>(&r)) FAIL("unexpected diagnostic: " << d->str() << "\n--- source:\n" << src);
-  return std::get<Program>(std::move(r));
-}
+/// stax::test::parse_ok as file t.stx.
+Program parse_ok(const std::string& src) { return stax::test::parse_ok(src, "t.stx"); }
 
 Diag parse_bad(const std::string& src) {
   ParseResult r = parse_program(src, "t.stx");
   if (std::holds_alternative<Program>(r)) FAIL("expected a diagnostic, but it parsed:\n" << src);
   return std::get<Diag>(r);
 }
-
-const Binding& binding(const Program& p, const std::string& name) {
-  for (const Binding& b : p.bindings)
-    if (b.name == name) return b;
-  FAIL("no binding " << name);
-  throw 0;
-}
-const Expr& bexpr(const Program& p, const std::string& name) { return binding(p, name).expr; }
 
 template <class T>
 const T& as(const Expr& e) {

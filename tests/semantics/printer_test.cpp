@@ -13,16 +13,12 @@
 #include "semantics/ir.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
+#include "tests/test_util.h"
 
 using namespace stax::sem;
+using namespace stax::test;
 
 namespace {
-
-Program parse_ok(const std::string& src, const std::string& what) {
-  ParseResult r = parse_program(src, what);
-  if (const Diag* d = std::get_if<Diag>(&r)) FAIL("unexpected diagnostic: " << d->str() << "\n--- source:\n" << src);
-  return std::get<Program>(std::move(r));
-}
 
 /// Structural equality of two programs (names, types, bindings by expr_equal, outputs).
 bool same_program(const Program& a, const Program& b) {
@@ -52,15 +48,6 @@ std::string round_trip(const std::string& src, const std::string& what) {
     CHECK(expr_equal(p1.bindings[i].expr, p2.bindings[i].expr));
   }
   return t1;
-}
-
-bool contains(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
-
-const Expr& bexpr(const Program& p, const std::string& name) {
-  for (const Binding& b : p.bindings)
-    if (b.name == name) return b.expr;
-  FAIL("no binding " << name);
-  throw 0;
 }
 
 // Programs covering every form of the grammar.

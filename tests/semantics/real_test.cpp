@@ -10,9 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <iomanip>
 #include <limits>
-#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,33 +20,12 @@
 #include "semantics/parser.h"
 #include "semantics/real_domain.h"
 #include "semantics/tensor.h"
+#include "tests/test_util.h"
 
 using namespace stax::sem;
+using namespace stax::test;
 
 namespace {
-
-template <class U>
-struct Hex {
-  U v;
-  bool operator==(const Hex&) const = default;
-};
-template <class U>
-std::ostream& operator<<(std::ostream& os, const Hex<U>& h) {
-  return os << "0x" << std::hex << std::setw(int(sizeof(U) * 2)) << std::setfill('0') << uint64_t(h.v) << std::dec;
-}
-using H32 = Hex<uint32_t>;
-using H64 = Hex<uint64_t>;
-
-H32 b32(float x) { return {std::bit_cast<uint32_t>(x)}; }
-H64 b64(double x) { return {std::bit_cast<uint64_t>(x)}; }
-
-const float kInf = std::numeric_limits<float>::infinity();
-
-Program parse(const std::string& text) {
-  auto r = parse_program(text);
-  if (auto* d = std::get_if<Diag>(&r)) FAIL("parse error: " << d->str() << "\n" << text);
-  return std::get<Program>(std::move(r));
-}
 
 struct Both {
   IeeeOutcome ieee;
@@ -56,7 +33,7 @@ struct Both {
 };
 /// Runs a program in both domains; fails the test on ⊥ in either.
 Both run_both(const std::string& text, const Inputs& in, long prec = 256) {
-  Program p = parse(text);
+  Program p = parse_ok(text);
   auto bad = check_inputs(p, in);
   if (bad) FAIL("inputs rejected: " << *bad);
   Both b{eval_ieee(p, in), eval_real(p, in, prec)};
@@ -66,25 +43,10 @@ Both run_both(const std::string& text, const Inputs& in, long prec = 256) {
 }
 const RealTensor& run_real(const std::string& text, const Inputs& in, long prec, RealOutcome& keep,
                            const std::string& out = "y") {
-  Program p = parse(text);
+  Program p = parse_ok(text);
   keep = eval_real(p, in, prec);
   if (keep.failure) FAIL("Real failed: " << keep.failure->str());
   return *keep.outputs.at(out);
-}
-
-template <class T>
-Tensor tensor(DType dt, const std::vector<T>& v) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(dt)));
-  Tensor t(dt, {int64_t(v.size())});
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * sizeof(T));
-  return t;
-}
-template <class T>
-std::vector<T> elems(const Tensor& t) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(t.dtype)));
-  std::vector<T> v(size_t(t.size()));
-  if (!v.empty()) std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
-  return v;
 }
 
 /// The Real value rounded once to f32 / f64 (MPFR does the rounding,

@@ -4,13 +4,8 @@
 // wrap-around integers, and half types accumulated in f32 and rounded once.
 #include <catch2/catch.hpp>
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <iomanip>
-#include <limits>
-#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,68 +14,28 @@
 #include "semantics/evaluator.h"
 #include "semantics/parser.h"
 #include "semantics/tensor.h"
+#include "tests/test_util.h"
 
 using namespace stax::sem;
+// Not bits32: this file's own checks the dtype first.
+using stax::test::b32;
+using stax::test::bits16;
+using stax::test::elems;
+using stax::test::H16;
+using stax::test::H32;
+using stax::test::is_nan32;
+using stax::test::kInf;
+using stax::test::kNaN;
+using stax::test::parse_ok;
+using stax::test::run;
+using stax::test::tensor;
 
 namespace {
 
-template <class U>
-struct Hex {
-  U v;
-  bool operator==(const Hex&) const = default;
-};
-template <class U>
-std::ostream& operator<<(std::ostream& os, const Hex<U>& h) {
-  return os << "0x" << std::hex << std::setw(int(sizeof(U) * 2)) << std::setfill('0') << uint64_t(h.v) << std::dec;
-}
-using H16 = Hex<uint16_t>;
-using H32 = Hex<uint32_t>;
-
-H32 b32(float x) { return {std::bit_cast<uint32_t>(x)}; }
-
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
-
-Program parse(const std::string& text) {
-  auto r = parse_program(text);
-  if (auto* d = std::get_if<Diag>(&r)) FAIL("parse error: " << d->str() << "\n" << text);
-  return std::get<Program>(std::move(r));
-}
-
-Tensor run(const std::string& text, const Inputs& in, const std::string& out = "y") {
-  Program p = parse(text);
-  auto bad = check_inputs(p, in);
-  if (bad) FAIL("inputs rejected: " << *bad);
-  IeeeOutcome o = eval_ieee(p, in);
-  if (o.failure) FAIL("program failed: " << o.failure->str());
-  return *o.outputs.at(out);
-}
-
-template <class T>
-Tensor tensor(DType dt, Shape shape, const std::vector<T>& v) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(dt)));
-  Tensor t(dt, std::move(shape));
-  REQUIRE(size_t(t.size()) == v.size());
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), v.size() * sizeof(T));
-  return t;
-}
-template <class T>
-std::vector<T> elems(const Tensor& t) {
-  REQUIRE(sizeof(T) == size_t(dtype_bytes(t.dtype)));
-  std::vector<T> v(size_t(t.size()));
-  if (!v.empty()) std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
-  return v;
-}
+/// stax::test::bits32, insisting on an f32 tensor.
 std::vector<H32> bits32(const Tensor& t) {
   REQUIRE(t.dtype == DType::F32);
-  std::vector<H32> r;
-  for (uint32_t u : elems<uint32_t>(t)) r.push_back({u});
-  return r;
-}
-std::vector<H16> bits16(const Tensor& t) {
-  std::vector<H16> r;
-  for (uint16_t u : elems<uint16_t>(t)) r.push_back({u});
-  return r;
+  return stax::test::bits32(t);
 }
 
 std::string shape_text(const Shape& s) {
@@ -105,8 +60,6 @@ int64_t arg1(const std::string& op, const std::string& init, const std::vector<f
   REQUIRE(y.shape.empty());
   return elems<int64_t>(y)[0];
 }
-
-bool is_nan32(H32 h) { return (h.v & 0x7f800000u) == 0x7f800000u && (h.v & 0x007fffffu) != 0; }
 
 }  // namespace
 
@@ -242,7 +195,7 @@ TEST_CASE("argmin/argmax agree between Ieee and Real") {
       "let a = red(argmax, -inf, [3], x)\n"
       "let b = red(argmin, inf, [3], x)\n"
       "output a, b\n";
-  Program p = parse(text);
+  Program p = parse_ok(text);
   Inputs in{{"x", tensor(DType::F32, {4, 3},
                          std::vector<float>{kNaN, 5.0f, 1.0f, 2.0f, kNaN, 2.0f, kNaN, kNaN, kNaN, -0.0f, 3.0f, -1.0f})}};
   IeeeOutcome fo = eval_ieee(p, in);

@@ -3,23 +3,17 @@
 // holds the printed T(P). Both the text and the oracle's verdict must match.
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "oracle/checker.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using namespace stax;
+using stax::test::slurp;
 
 namespace {
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 std::string header(const std::string& text, const std::string& key) {
   size_t k = text.find("# " + key + ": ");
   REQUIRE(k != std::string::npos);

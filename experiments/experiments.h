@@ -1,0 +1,40 @@
+// The experiments of the text (DESIGN §6, §7): one function each, writing
+// CSV, a Markdown table and a PNG plot (gnuplot) under OUT/NAME/, and
+// printing how the figures compare with the text's claims.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stax::experiments {
+
+struct Options {
+  std::string out_dir = "out/experiments";  ///< each experiment writes OUT/NAME/
+  int min_log2n = 4, max_log2n = 24, step_log2n = 2;
+  uint64_t seed = 1;
+};
+
+struct Experiment {
+  std::string name, summary;
+  /// Returns 0 on success, 1 when a check of the experiment failed, 2 on a
+  /// usage or I/O error. Progress and the comparison go to `log`.
+  std::function<int(const Options&, std::ostream& log)> run;
+};
+
+const std::vector<Experiment>& registry();
+const Experiment* find_experiment(std::string_view name);
+
+/// seed 6.5 / DESIGN §4: measured error, worst-case bound and their ratio for
+/// a sum of n = 2^min..2^max f32 values under five orders (sequential, split
+/// sqrt(n), 16 lanes, pairwise, NumPy pairwise) and three data sets.
+int reduction_bounds(const Options& o, std::ostream& log);
+
+/// Writes `script` to DIR/NAME.gp and runs gnuplot on it; returns a message
+/// when gnuplot is missing or fails (the PNG is then skipped), else "".
+std::string run_gnuplot(const std::string& dir, const std::string& name, const std::string& script);
+
+}  // namespace stax::experiments

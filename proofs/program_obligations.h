@@ -1,0 +1,42 @@
+// The obligations of a program and of the transforms (DESIGN §5): builders
+// that turn IR into Obligation data. No Z3 here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "proofs/obligation.h"
+#include "semantics/ir.h"
+
+namespace stax::proofs {
+
+/// Every obligation of a program: for each view (and each indirect load)
+/// in-bounds per component, interval soundness per non-trivial component,
+/// int32 addresses per view and per binding's domain, and affinity of every
+/// outermost view chain that uses floor/mod. Indirect loads assume the value
+/// range of their index tensor (value_range.h).
+std::vector<Obligation> program_obligations(const sem::Program& p);
+
+/// Prop. 6.2 as compose-views applies it: `composed` equals inner∘outer.
+/// `symbolic` quantifies over every extent of the outer domain as well.
+Obligation composition_obligation(const std::string& binding, const sem::IndexMap& inner, const sem::Shape& base,
+                                  const sem::IndexMap& outer, const sem::Shape& middle, const sem::Shape& out,
+                                  const sem::IndexMap& composed, bool symbolic = false);
+
+/// Prop. 6.3 as merge-loops applies it to one access of x (shape `src`):
+/// `before` over `domain`, `after` over the domain with dims j, j+1 merged.
+Obligation loop_merge_obligation(const std::string& binding, const std::string& site, const sem::IndexMap& before,
+                                 const sem::IndexMap& after, const sem::Shape& src, const sem::Shape& domain,
+                                 size_t j);
+
+/// The merge rule itself (Prop. 6.3), for concrete or symbolic extents.
+Obligation merge_rule_obligation(const MergeRuleGoal& g);
+
+/// Affinity of view(x, map) w.r.t. x's row-major layout (a reshape/merge).
+Obligation affinity_obligation(const std::string& binding, const sem::IndexMap& map, const sem::Shape& src,
+                               const sem::Shape& out, bool symbolic = false);
+
+/// The formula text of an index map component, e.g. "3*i0 % 128".
+std::string iexpr_text(const sem::IExpr& e, const std::vector<std::string>& vars);
+
+}  // namespace stax::proofs
