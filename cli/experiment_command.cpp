@@ -13,11 +13,11 @@ int experiment_command(const ExperimentCommandOptions& o) {
   eo.max_log2n = o.max_log2n;
   eo.step_log2n = o.step_log2n;
   eo.seed = o.seed;
-  std::vector<const experiments::Experiment*> todo;
+  std::vector<const experiments::Experiment*> selected;
   if (o.name == "all") {
-    for (const auto& e : experiments::registry()) todo.push_back(&e);
+    for (const auto& e : experiments::registry()) selected.push_back(&e);
   } else if (const auto* e = experiments::find_experiment(o.name)) {
-    todo.push_back(e);
+    selected.push_back(e);
   } else {
     std::cerr << "error: unknown experiment '" << o.name << "' (known:";
     for (const auto& x : experiments::registry()) std::cerr << " " << x.name;
@@ -25,7 +25,7 @@ int experiment_command(const ExperimentCommandOptions& o) {
     return 2;
   }
   int rc = 0;
-  for (const auto* e : todo) {
+  for (const auto* e : selected) {
     std::cout << "== " << e->name << ": " << e->summary << "\n";
     rc = std::max(rc, e->run(eo, std::cout));
   }

@@ -1,5 +1,11 @@
 #include "oracle/error_bound.h"
 
+#include "oracle/exact_sum.h"
+
+namespace stax::oracle {
+using detail::ExactSum;
+}
+
 #include <gmp.h>
 #include <mpfr.h>
 
@@ -137,108 +143,6 @@ inline double read(const Tensor& t, int64_t i) {
     default: return t.get_double(i);
   }
 }
-
-// ---- The exact sum: mpfr_sum over chunks of summands ----
-
-/// Sums doubles exactly: a chunk of values is summed by mpfr_sum into a
-/// number wide enough to hold the sum exactly (the values are set into
-/// preallocated MPFR numbers with the custom interface: no allocation per
-/// summand); the chunk sums are summed again with one final rounding.
-class ExactSum {
- public:
-  static constexpr size_t kChunk = size_t(1) << 15;
-
-  ExactSum() : slots_(kChunk), limbs_(kChunk), ptrs_(kChunk) {
-    for (size_t i = 0; i < kChunk; ++i) ptrs_[i] = &slots_[i];
-    mpfr_init2(neg_, 64);
-    mpfr_init2(out_, 64);
-    mpfr_init2(out53_, 53);
-  }
-  ~ExactSum() {
-    for (auto& p : parts_) mpfr_clear(p.get()->x);
-    mpfr_clear(neg_);
-    mpfr_clear(out_);
-    mpfr_clear(out53_);
-  }
-  ExactSum(const ExactSum&) = delete;
-  ExactSum& operator=(const ExactSum&) = delete;
-
-  void reset() {
-    fill_ = 0;
-    nparts_ = 0;
-    emin_ = LONG_MAX;
-    emax_ = LONG_MIN;
-  }
-
-  /// v finite and nonzero.
-  void add(double v) {
-    uint64_t b = std::bit_cast<uint64_t>(v);
-    bool neg = (b >> 63) != 0;
-    uint64_t biased = (b >> 52) & 0x7ff, mant = b & ((uint64_t(1) << 52) - 1);
-    mp_limb_t limb;
-    long ex;
-    if (biased) {
-      limb = mp_limb_t((mant | (uint64_t(1) << 52)) << 11);
-      ex = long(biased) - 1022;
-    } else {
-      int lz = std::countl_zero(mant);
-      limb = mp_limb_t(mant << lz);
-      ex = -1010 - lz;
-    }
-    limbs_[fill_] = limb;
-    mpfr_custom_init_set(&slots_[fill_], neg ? -MPFR_REGULAR_KIND : MPFR_REGULAR_KIND, ex, 64, &limbs_[fill_]);
-    emin_ = std::min(emin_, ex - 64);
-    emax_ = std::max(emax_, ex);
-    if (++fill_ == kChunk) flush();
-  }
-
-  /// The exact sum s rounded to double, and |s − shat| rounded away from zero.
-  void finish(double shat, double& exact, double& err) {
-    flush();
-    std::vector<mpfr_ptr> ps;
-    ps.reserve(nparts_ + 1);
-    for (size_t i = 0; i < nparts_; ++i) ps.push_back(parts_[i]->x);
-    if (ps.empty()) {
-      exact = 0.0;
-    } else {
-      mpfr_sum(out53_, ps.data(), ps.size(), MPFR_RNDN);
-      exact = mpfr_get_d(out53_, MPFR_RNDN);
-    }
-    mpfr_set_d(neg_, -shat, MPFR_RNDN);
-    ps.push_back(neg_);
-    mpfr_sum(out_, ps.data(), ps.size(), MPFR_RNDA);
-    err = std::fabs(mpfr_get_d(out_, MPFR_RNDA));
-  }
-
- private:
-  struct Part {
-    mpfr_t x;
-  };
-  void flush() {
-    if (!fill_) return;
-    if (nparts_ == parts_.size()) {
-      parts_.push_back(std::make_unique<Part>());
-      mpfr_init2(parts_.back()->x, 64);
-    }
-    long bits = long(std::bit_width(fill_));
-    mpfr_prec_t prec = mpfr_prec_t(emax_ - emin_ + bits + 2);
-    mpfr_ptr x = parts_[nparts_++]->x;
-    mpfr_set_prec(x, std::max<mpfr_prec_t>(prec, MPFR_PREC_MIN));
-    int inexact = mpfr_sum(x, ptrs_.data(), fill_, MPFR_RNDN);
-    STAX_CHECK(inexact == 0) << "chunk sum not exact at " << prec << " bits";
-    fill_ = 0;
-    emin_ = LONG_MAX;
-    emax_ = LONG_MIN;
-  }
-
-  std::vector<__mpfr_struct> slots_;
-  std::vector<mp_limb_t> limbs_;
-  std::vector<mpfr_ptr> ptrs_;
-  std::vector<std::unique_ptr<Part>> parts_;
-  size_t fill_ = 0, nparts_ = 0;
-  long emin_ = LONG_MAX, emax_ = LONG_MIN;
-  mpfr_t neg_, out_, out53_;
-};
 
 // ---- Structure: scopes, edges (composed views), nodes ----
 
@@ -1606,16 +1510,6 @@ BoundReport Analyzer::run() {
   return rep;
 }
 
-std::string fmt(double v, int prec = 3) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*e", prec, v);
-  return buf;
-}
-
-std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-
 }  // namespace
 
 BoundReport analyze_bounds(const Program& p, const Inputs& in, const BoundOptions& opt) {
@@ -1627,119 +1521,6 @@ BoundReport analyze_bounds(const Program& p, const Inputs& in, const BoundOption
     r.error = "error-bound analysis: " + e.message;
     return r;
   }
-}
-
-std::string format_bound_report(const BoundReport& r, const std::string& what) {
-  std::string s = "error bounds: " + what + "\n";
-  if (r.failure) return s + "the program fails (⊥) on these inputs: " + r.failure->str() + "\n";
-  if (r.error) return s + "not checked: " + *r.error + "\n";
-  if (r.rows.empty()) return s + "no floating-point sum/prod/max/min reduction to bound\n";
-  std::vector<std::vector<std::string>> t = {
-      {"reduction", "op", "dtype", "elements", "summands", "max depth", "worst at", "computed", "exact", "|error|",
-       "bound", "ratio"}};
-  for (const BoundRow& w : r.rows) {
-    std::string depth = std::to_string(w.max_depth);
-    if (w.max_effective_depth != w.max_depth) depth += " (eff " + std::to_string(w.max_effective_depth) + ")";
-    if (!w.extra_roundings.empty()) depth += " " + w.extra_roundings;
-    t.push_back({w.name + (w.output ? " (output)" : ""), std::string(red_name(w.op)),
-                 std::string(dtype_name(w.dtype)), std::to_string(w.elements), std::to_string(w.summands), depth,
-                 w.worst >= 0 ? index_text(w.worst_index) : "-", w.worst >= 0 ? fmt(w.computed, 8) : "-",
-                 w.worst >= 0 ? fmt(w.exact, 8) : "-", w.worst >= 0 ? fmt(w.measured) : "-",
-                 w.worst >= 0 ? fmt(w.bound) : "-", w.worst >= 0 ? fmt(w.ratio) : "-"});
-  }
-  std::vector<size_t> width(t[0].size(), 0);
-  for (const auto& row : t)
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  for (size_t i = 0; i < t.size(); ++i) {
-    std::string line;
-    for (size_t c = 0; c < t[i].size(); ++c) line += pad(t[i][c], width[c] + 2);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    s += line + "\n";
-  }
-  s += "\n";
-  for (const BoundRow& w : r.rows) {
-    s += w.name + ": " + w.higham + (w.higham_match ? "" : (w.levels.empty() ? "" : " (max depth differs)")) +
-         "; u = 2^" + std::to_string(std::ilogb(unit_roundoff(w.acc))) + " (" + std::string(dtype_name(w.acc)) +
-         "); " + std::to_string(w.checked) + " element(s) checked";
-    if (w.skipped) s += ", " + std::to_string(w.skipped) + " outside the model: " + w.skip_reason;
-    s += "\n";
-    if (w.ratio > 1.0) {
-      s += "  BOUND EXCEEDED at " + w.name + index_text(w.worst_index) + ": |error| " + fmt(w.measured, 6) +
-           " > bound " + fmt(w.bound, 6) + " (ratio " + fmt(w.ratio) + ")\n";
-    }
-    if (!w.top.empty()) {
-      s += "  largest contributions to the bound at " + w.name + index_text(w.worst_index) + " (c_i·|a_i|):\n";
-      for (const Contribution& c : w.top)
-        s += "    " + pad(c.where, 24) + " a = " + pad(fmt(c.value, 8), 16) + " depth " + pad(c.depth_text, 6) +
-             " -> " + fmt(c.term) + "\n";
-    }
-  }
-  s += r.within() ? "\nwithin the bounds: max ratio " + fmt(r.max_ratio) + "\n"
-                  : "\nBOUND EXCEEDED: max ratio " + fmt(r.max_ratio) +
-                        " (a bug in the transform, the kernel or the analysis)\n";
-  return s;
-}
-
-nlohmann::json bound_report_json(const BoundReport& r, const std::string& what) {
-  nlohmann::json j;
-  j["check"] = what;
-  auto num = [](double v) -> nlohmann::json {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-  };
-  if (r.failure) {
-    j["verdict"] = "failed";
-    j["failure"] = r.failure->str();
-    return j;
-  }
-  if (r.error) {
-    j["verdict"] = "not checked";
-    j["error"] = *r.error;
-    return j;
-  }
-  j["verdict"] = r.within() ? "within" : "exceeded";
-  j["max_ratio"] = num(r.max_ratio);
-  j["seconds"] = r.seconds;
-  nlohmann::json rows = nlohmann::json::array();
-  for (const BoundRow& w : r.rows) {
-    nlohmann::json o;
-    o["name"] = w.name;
-    o["output"] = w.output;
-    o["op"] = red_name(w.op);
-    o["dtype"] = dtype_name(w.dtype);
-    o["accumulation"] = dtype_name(w.acc);
-    o["unit_roundoff"] = unit_roundoff(w.acc);
-    o["shape"] = w.shape;
-    o["elements"] = w.elements;
-    o["checked"] = w.checked;
-    o["skipped"] = w.skipped;
-    if (w.skipped) o["skip_reason"] = w.skip_reason;
-    o["summands"] = w.summands;
-    o["levels"] = w.levels;
-    o["max_depth"] = w.max_depth;
-    o["max_effective_depth"] = w.max_effective_depth;
-    o["extra_roundings"] = w.extra_roundings;
-    o["case"] = w.higham;
-    o["case_matches"] = w.higham_match;
-    if (w.worst >= 0) {
-      o["worst_index"] = w.worst_index;
-      o["computed"] = num(w.computed);
-      o["exact"] = num(w.exact);
-      o["measured"] = num(w.measured);
-      o["bound"] = num(w.bound);
-      o["ratio"] = num(w.ratio);
-      o["sum_abs"] = num(w.sum_abs);
-    }
-    nlohmann::json top = nlohmann::json::array();
-    for (const Contribution& c : w.top)
-      top.push_back({{"where", c.where}, {"value", num(c.value)}, {"depth", c.depth}, {"depth_text", c.depth_text},
-                     {"term", num(c.term)}});
-    o["contributions"] = top;
-    rows.push_back(o);
-  }
-  j["rows"] = rows;
-  return j;
 }
 
 }  // namespace stax::oracle
