@@ -1,0 +1,62 @@
+#include "semantics/mutants.h"
+
+#include <array>
+#include <stdexcept>
+
+namespace stax::sem {
+namespace {
+
+constexpr std::array kCatalog{
+    MutantInfo{"fma-contract", "cpu codegen",
+               "a*b+c emitted as one fused multiply-add (PyTorch #122260: FMA contraction changes bits)"},
+    MutantInfo{"max-drops-nan", "cpu codegen",
+               "maximum/minimum (and relu) as compare-and-select, which drops NaN (Triton tl.max)"},
+    MutantInfo{"addr32-overflow", "cpu codegen",
+               "index arithmetic in 32 bits without the int32 obligation (torchtitan #2430)"},
+    MutantInfo{"neg-index-unwrapped", "cpu codegen",
+               "indirect loads do not wrap negative indices (PyTorch #102064)"},
+    MutantInfo{"log-exp", "cpu codegen", "peephole log(exp(x)) -> x, wrong for overflow and NaN (XLA #42732)"},
+    MutantInfo{"floormod-negative", "compose-views",
+               "index simplifier folds floor/mod as if operands were non-negative (TVM #8616)"},
+    MutantInfo{"sum-reassoc-exact", "split-reduction, pairwise, interleave-lanes",
+               "float sum reassociation declared class exact instead of real"},
+    MutantInfo{"cse-merge-rand", "cse", "CSE merges two rand nodes with equal arguments"},
+    MutantInfo{"fusion-drops-bf16-round", "fuse-maps",
+               "map fusion drops the rounding of an f16/bf16 intermediate"},
+    MutantInfo{"view-offset-off-by-one", "compose-views", "view composition adds the inner offset one too many"},
+    MutantInfo{"merge-ignores-stride", "merge-loops",
+               "loop merge without the stride condition a_j = s_{j+1} * a_{j+1} (Prop. 6.3)"},
+    MutantInfo{"dce-failing-exact", "dce", "DCE removes a binding that may fail (⊥) and declares class exact"},
+    MutantInfo{"split-pos-zero-pad", "split-reduction",
+               "split reduction pads with +0.0 instead of the identity -0.0 (sum of -0.0s becomes +0.0)"},
+};
+
+std::string g_active;  // set before threads start; read-only afterwards
+
+}  // namespace
+
+std::span<const MutantInfo> mutant_catalog() { return kCatalog; }
+
+bool set_active_mutant(std::string_view name) {
+  if (name.empty()) {
+    g_active.clear();
+    return true;
+  }
+  for (const MutantInfo& m : kCatalog)
+    if (m.name == name) {
+      g_active = std::string(name);
+      return true;
+    }
+  return false;
+}
+
+std::string_view active_mutant() { return g_active; }
+
+bool mutant_active(std::string_view name) { return !g_active.empty() && g_active == name; }
+
+ScopedMutant::ScopedMutant(std::string_view name) : previous_(g_active) {
+  if (!set_active_mutant(name)) throw std::invalid_argument("unknown mutant " + std::string(name));
+}
+ScopedMutant::~ScopedMutant() { g_active = previous_; }
+
+}  // namespace stax::sem
