@@ -1,5 +1,6 @@
 #include "semantics/dtype.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace stax::sem {
@@ -124,5 +125,22 @@ float f64_to_f32_round_odd(double x) {
 
 uint16_t f64_to_f16_bits(double x) { return f32_to_f16_bits(f64_to_f32_round_odd(x)); }
 uint16_t f64_to_bf16_bits(double x) { return f32_to_bf16_bits(f64_to_f32_round_odd(x)); }
+
+float i64_to_f32_round_odd(int64_t x) {
+  if (x == 0) return 0.0f;
+  bool neg = x < 0;
+  uint64_t m = neg ? uint64_t(0) - uint64_t(x) : uint64_t(x);
+  int msb = 63 - __builtin_clzll(m);
+  float r;
+  if (msb < 24) {
+    r = float(m);
+  } else {
+    int drop = msb - 23;
+    uint64_t q = m >> drop;
+    if (m & ((uint64_t(1) << drop) - 1)) q |= 1;
+    r = std::ldexp(float(q), drop);
+  }
+  return neg ? -r : r;
+}
 
 }  // namespace stax::sem

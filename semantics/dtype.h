@@ -63,5 +63,7 @@ inline float round_to_half(float x, DType half) {
 /// f64 -> f32 with round-to-odd: the intermediate that makes a second
 /// rounding to a format with at most 22 significand bits correct.
 float f64_to_f32_round_odd(double x);
+/// int64 -> f32 with round-to-odd (exact for a later rounding to f16/bf16).
+float i64_to_f32_round_odd(int64_t x);
 
 }  // namespace stax::sem

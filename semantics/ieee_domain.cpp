@@ -14,24 +14,6 @@ T* col(IeeeDomain::Value v) {
   return static_cast<T*>(v);
 }
 
-// int64 -> f32 rounded to odd (exact for the later rounding to bf16/f16).
-float i64_to_f32_round_odd(int64_t x) {
-  if (x == 0) return 0.0f;
-  bool neg = x < 0;
-  uint64_t m = neg ? uint64_t(0) - uint64_t(x) : uint64_t(x);
-  int msb = 63 - __builtin_clzll(m);
-  float r;
-  if (msb < 24) {
-    r = float(m);
-  } else {
-    int drop = msb - 23;
-    uint64_t q = m >> drop;
-    if (m & ((uint64_t(1) << drop) - 1)) q |= 1;
-    r = std::ldexp(float(q), drop);
-  }
-  return neg ? -r : r;
-}
-
 template <class T>
 void float_op(ScalarOp op, size_t n, T* __restrict o, const T* __restrict a, const T* __restrict b,
               const T* __restrict c, IeeeDomain& d) {
