@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "semantics/evaluator.h"
+
+#include "oracle/fuzz.h"
+
 namespace stax::cli {
 
 struct RunOptions {
@@ -17,7 +21,8 @@ struct RunOptions {
   std::optional<uint64_t> random_seed;
   std::string out_dir;
   long precision = 256;
-  int show = 8;  ///< elements printed per output
+  int show = 8;     ///< elements printed per output
+  int threads = 0;  ///< CPU backend threads (0: all)
 };
 int run_command(const RunOptions& o);
 
@@ -38,6 +43,8 @@ int transform_command(const TransformOptions& o);
 
 struct CheckOptions {
   std::string file, transform;
+  std::string backend = "interp";  ///< also compile T(P) and compare it with the interpreter on T(P)
+  int threads = 0;
   int trials = 16;
   uint64_t seed = 1;
   int64_t max_rewrites = -1;
@@ -100,5 +107,92 @@ struct RewriteOptions {
 /// Alive-style scalar rewrite in Z3's FPA theory. Exit 0 proved, 1 refuted
 /// (counterexample printed), 3 unknown (timeout), 2 malformed rule.
 int rewrite_command(const RewriteOptions& o);
+
+/// The backends `stax fuzz` compares with the interpreter, from a spec such
+/// as "interp,cpu" (the interpreter is the reference and needs no runner).
+/// Throws std::invalid_argument for an unknown name.
+std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec);
+
+struct FuzzCommandOptions {
+  uint64_t seed = 1;
+  std::optional<uint64_t> count;
+  double time = 0;  ///< seconds; 0: none
+  int jobs = 1;
+  std::string db;
+  std::string mutant;
+  std::string backends = "interp";
+  int trials = 4;
+  bool no_shrink = false;
+  double shrink_seconds = 10;
+  std::string out_dir;  ///< write every finding's reproducer under DIR/finding-SEED/
+  bool list_mutants = false;
+  bool quiet = false;
+  bool json = false;
+};
+/// A differential fuzzing campaign (issue 7). Exit 1 when it holds findings.
+int fuzz_command(const FuzzCommandOptions& o);
+
+struct FuzzReportOptions {
+  std::string db, extract_dir;
+  bool json = false;
+};
+int fuzz_report_command(const FuzzReportOptions& o);
+
+struct FuzzMergeOptions {
+  std::string out;
+  std::vector<std::string> inputs;
+};
+int fuzz_merge_command(const FuzzMergeOptions& o);
+
+struct FuzzReplayOptions {
+  std::string file, transform, backend, mutant;
+  std::vector<std::string> inputs;
+};
+/// Replays a reproducer: exit 1 when the finding reproduces, 0 when not.
+int fuzz_replay_command(const FuzzReplayOptions& o);
+
+struct FuzzBenchOptions {
+  std::string what = "all";  ///< kill-rate, throughput or all
+  uint64_t seed = 1;
+  int starts = 5;       ///< campaigns per mutant
+  double budget = 60;   ///< seconds per campaign
+  int64_t count = 500;  ///< programs for the throughput figure
+  std::string mutant;   ///< only this one
+  std::string backends = "interp";
+  bool json = false;
+};
+/// The README figures: kill rate (median time-to-find per mutant), throughput.
+int fuzz_bench_command(const FuzzBenchOptions& o);
+
+/// Parses a program; prints the diagnostic (file:line:col) and returns
+/// nullopt on error.
+std::optional<sem::Program> load_program(const std::string& file);
+/// Reads --input NAME=FILE.npy pairs into `in`; messages go to stderr.
+bool read_inputs(const sem::Program& p, const std::vector<std::string>& specs, sem::Inputs& in);
+
+/// Runs a program on a backend ("interp" or "cpu"). Throws
+/// std::invalid_argument for an unknown backend and
+/// backends::cpu::CompileError for an internal code generation error.
+sem::IeeeOutcome run_on_backend(const std::string& backend, const sem::Program& p, const sem::Inputs& in,
+                                int threads);
+
+/// Compares the compiled T(P) with the interpreter on T(P), bit for bit, on
+/// `trials` input sets; prints the first difference. Exit code as check.
+int backend_check(const std::string& backend, const sem::Program& p, int trials, uint64_t seed, int threads,
+                  bool json);
+
+struct BenchOptions {
+  std::string file, transform;  ///< transform: applied before compiling (e.g. interleave-lanes:w=16)
+  std::string backend = "cpu";
+  std::vector<std::string> inputs;
+  uint64_t seed = 1;
+  int threads = 0;
+  int repeats = 10;
+  bool json = false;
+  bool dump_ir = false;
+};
+/// Per kernel: JIT compile time, median run time, bytes moved, GB/s, and the
+/// bandwidth of a plain copy of the same number of bytes in the same run.
+int bench_command(const BenchOptions& o);
 
 }  // namespace stax::cli

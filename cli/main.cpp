@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   auto* r = app.add_subcommand("run", "Run a .stx program under the IEEE or the real (MPFR) semantics");
   r->add_option("file", run.file, "program (.stx)")->required();
   r->add_option("--semantics", run.semantics, "ieee (bit-exact floats) or real (MPFR)");
-  r->add_option("--backend", run.backend, "interp");
+  r->add_option("--backend", run.backend, "interp (the reference interpreter) or cpu (LLVM JIT)");
+  r->add_option("--threads", run.threads, "CPU backend threads (0: all)");
   r->add_option("--input", run.inputs, "NAME=FILE.npy (bf16 as *.bf16.npy)");
   auto* seed_opt = r->add_option("--random-inputs", seed, "draw inputs deterministically from SEED");
   r->add_option("--out", run.out_dir, "write outputs (and drawn inputs) as .npy into DIR");
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   auto* c = app.add_subcommand("check", "Check P against T(P) by the transform's class, no tolerance");
   c->add_option("file", ck.file, "program (.stx)")->required();
   c->add_option("--transform", ck.transform, "NAME[:key=val...][,NAME...]")->required();
+  c->add_option("--backend", ck.backend, "also compile T(P) (cpu) and compare it bit for bit with the interpreter");
+  c->add_option("--threads", ck.threads, "CPU backend threads (0: all)");
   c->add_option("--trials", ck.trials, "input sets");
   c->add_option("--seed", ck.seed, "input seed");
   c->add_option("--max-rewrites", ck.max_rewrites, "apply only the first N rewrites");
@@ -86,6 +89,64 @@ int main(int argc, char** argv) {
   rr->add_flag("--half-in-f32", rw.half_in_f32, "f16/bf16 as .stx lambdas compute them: in f32, rounded once");
   rr->add_flag("--json", rw.json, "one JSON document");
 
+  stax::cli::FuzzCommandOptions fz;
+  uint64_t fuzz_count = 0;
+  auto* fzc = app.add_subcommand("fuzz", "Differential fuzzing campaign: generated programs, random transform "
+                                         "pipelines, every backend against the interpreter (SQLite with --db)");
+  fzc->add_option("--seed", fz.seed, "first seed of the campaign's seed range (shards: disjoint ranges)");
+  auto* fuzz_count_opt = fzc->add_option("--count", fuzz_count, "programs (seeds) in the range");
+  fzc->add_option("--time", fz.time, "stop after SEC seconds");
+  fzc->add_option("--jobs", fz.jobs, "worker processes");
+  fzc->add_option("--db", fz.db, "SQLite database: parameters, counts, findings; an existing one is resumed");
+  fzc->add_option("--mutant", fz.mutant, "activate a seeded bug (see --list-mutants)");
+  fzc->add_option("--backends", fz.backends, "backends compared with the interpreter, e.g. interp,cpu");
+  fzc->add_option("--trials", fz.trials, "input sets per transform check");
+  fzc->add_flag("--no-shrink", fz.no_shrink, "store findings unshrunk");
+  fzc->add_option("--shrink-seconds", fz.shrink_seconds, "time budget per finding's shrinking");
+  fzc->add_option("--out", fz.out_dir, "write reproducers to DIR/finding-SEED/ (with --db)");
+  fzc->add_flag("--list-mutants", fz.list_mutants, "list the seeded bugs");
+  fzc->add_flag("--quiet", fz.quiet, "no progress line");
+  fzc->add_flag("--json", fz.json, "one JSON document");
+  fzc->require_subcommand(0, 1);
+  stax::cli::FuzzReportOptions fzr;
+  auto* fzrc = fzc->add_subcommand("report", "Summary of a campaign database");
+  fzrc->add_option("--db", fzr.db, "campaign database")->required();
+  fzrc->add_option("--extract", fzr.extract_dir, "write reproducers to DIR/finding-SEED/");
+  fzrc->add_flag("--json", fzr.json, "one JSON document");
+  stax::cli::FuzzMergeOptions fzm;
+  auto* fzmc = fzc->add_subcommand("merge", "Merge campaign databases (seed-range shards)");
+  fzmc->add_option("out", fzm.out, "merged database (created if missing)")->required();
+  fzmc->add_option("inputs", fzm.inputs, "shard databases")->required();
+  stax::cli::FuzzReplayOptions fzp;
+  auto* fzpc = fzc->add_subcommand("replay", "Replay a reproducer; exit 1 when the finding reproduces");
+  fzpc->add_option("file", fzp.file, "program (.stx)")->required();
+  fzpc->add_option("--transform", fzp.transform, "the pipeline of a transform finding");
+  fzpc->add_option("--backend", fzp.backend, "the backend of a backend finding");
+  fzpc->add_option("--input", fzp.inputs, "NAME=FILE.npy");
+  fzpc->add_option("--mutant", fzp.mutant, "the seeded bug the finding was made with");
+  stax::cli::FuzzBenchOptions fzb;
+  auto* fzbc = fzc->add_subcommand("bench", "README figures: kill rate of the mutants, throughput");
+  fzbc->add_option("what", fzb.what, "kill-rate, throughput or all");
+  fzbc->add_option("--seed", fzb.seed, "first start seed");
+  fzbc->add_option("--starts", fzb.starts, "campaigns per mutant (median over them)");
+  fzbc->add_option("--budget", fzb.budget, "seconds per campaign");
+  fzbc->add_option("--count", fzb.count, "programs for the throughput figure");
+  fzbc->add_option("--mutant", fzb.mutant, "only this mutant");
+  fzbc->add_option("--backends", fzb.backends, "backends compared with the interpreter");
+  fzbc->add_flag("--json", fzb.json, "one JSON document");
+
+  stax::cli::BenchOptions bn;
+  auto* bench = app.add_subcommand("bench", "Time each compiled kernel against a plain copy of the same bytes");
+  bench->add_option("file", bn.file, "program (.stx)")->required();
+  bench->add_option("--transform", bn.transform, "pipeline applied first, e.g. interleave-lanes:w=16");
+  bench->add_option("--backend", bn.backend, "cpu or interp");
+  bench->add_option("--input", bn.inputs, "NAME=FILE.npy (others drawn from --random-inputs)");
+  bench->add_option("--random-inputs", bn.seed, "seed of the drawn inputs");
+  bench->add_option("--threads", bn.threads, "threads (0: all)");
+  bench->add_option("--repeats", bn.repeats, "timed runs (the median is reported)");
+  bench->add_flag("--dump-ir", bn.dump_ir, "print each kernel's optimised LLVM IR to stderr");
+  bench->add_flag("--json", bn.json, "one JSON document");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex_help) {
@@ -109,7 +170,16 @@ int main(int argc, char** argv) {
     return stax::cli::bound_command(bd);
   }
   if (*x) return stax::cli::experiment_command(xp);
+  if (*bench) return stax::cli::bench_command(bn);
   if (*pr) return stax::cli::prove_command(pv);
   if (*rr) return stax::cli::rewrite_command(rw);
+  if (*fzc) {
+    if (*fzrc) return stax::cli::fuzz_report_command(fzr);
+    if (*fzmc) return stax::cli::fuzz_merge_command(fzm);
+    if (*fzpc) return stax::cli::fuzz_replay_command(fzp);
+    if (*fzbc) return stax::cli::fuzz_bench_command(fzb);
+    if (*fuzz_count_opt) fz.count = fuzz_count;
+    return stax::cli::fuzz_command(fz);
+  }
   return 2;
 }

@@ -414,7 +414,8 @@ class Gen {
     }
     for (int attempt = 0; attempt < 8; ++attempt) {
       int k = weighted({0.6, q ? 3.0 : 0.0, q ? 1.0 : 0.0, q ? 0.8 : 0.0, q > 1 ? 0.8 : 0.0, q ? 1.5 : 0.0,
-                        q ? 1.0 : 0.0, q > 1 ? 0.7 : 0.0, o_.allow_gather ? 0.8 : 0.0});
+                        q ? 1.0 : 0.0, q > 1 ? 0.7 : 0.0, o_.allow_gather ? 0.8 : 0.0,
+                        q && o_.allow_wide_index ? 0.5 : 0.0});
       size_t m = q ? pick(q) : 0, n = q ? pick(q) : 0;
       switch (k) {
         case 0: return std::to_string(uni(0, s - 1));
@@ -461,6 +462,14 @@ class Gen {
             return "(" + std::to_string(S[n]) + "*" + v[m] + " + " + v[n] + ") // " + std::to_string(uni(2, 3)) +
                    " % " + std::to_string(s);
           break;
+        case 9: {
+          // Intermediates beyond 2^31 (a 32-bit address computation wraps):
+          // (i*65537*65537 + c) % s, or a coefficient of 2^31 - 1.
+          int64_t c = uni(0, 3);
+          std::string t = coin(0.5) ? v[m] + "*65537*65537" : "2147483647*" + v[m];
+          if (m != n && coin(0.5)) t += " + " + v[n];
+          return "(" + t + (c ? " + " + std::to_string(c) : "") + ") % " + std::to_string(s);
+        }
         default: {
           auto ix = index_syms(s, 2);
           if (ix.empty()) break;
@@ -673,6 +682,10 @@ class Gen {
     }
   }
   TE full_or_iota(const Shape& S, DType dt) {
+    // rand: a counter-based stream per key; two keys, so that programs hold
+    // rand nodes equal but for their key (CSE must never merge them).
+    if (o_.allow_rand && sem::is_float(dt) && coin(0.3))
+      return {"rand(" + dt_text(dt) + ", " + list_text(S) + ", " + std::to_string(uni(1, 2)) + ")", {dt, S}};
     if (!S.empty() && dt != DType::Bool && coin(0.5))
       return {"iota(" + dt_text(dt) + ", " + list_text(S) + ", " + std::to_string(pick(S.size())) + ")", {dt, S}};
     return {"full(" + type_text({dt, S}) + ", " + const_for(dt) + ")", {dt, S}};
@@ -753,7 +766,11 @@ class Gen {
     std::vector<TE> args;
     for (int i = 0; i < nargs; ++i) {
       DType t = (dt != DType::Bool && coin(0.7)) ? dt : pick_dtype();
-      if (i > 0 && coin(0.15) && P[0] == t) {
+      if (i > 0 && P[0] == t && args[0].text.rfind("rand(", 0) == 0 && coin(0.5)) {
+        // rand nodes equal but for their key: CSE must keep both
+        std::string other = args[0].text.find(", 1)") != std::string::npos ? "2" : "1";
+        args.push_back({args[0].text.substr(0, args[0].text.rfind(", ") + 2) + other + ")", args[0].ty});
+      } else if (i > 0 && coin(0.15) && P[0] == t) {
         args.push_back(args[0]);  // the same subexpression twice (CSE)
       } else {
         args.push_back(gen_shaped(S, t, depth - 1));
@@ -882,8 +899,26 @@ class Gen {
     syms_.push_back(x);
   }
 
+  /// 1/sum of signed zeros: the sign of an exact zero sum (its init, its
+  /// padding) becomes ±inf, visible in both semantics.
+  void zero_sign_binding() {
+    Shape S = rand_shape(int(uni(0, 1)));
+    Shape R = rand_shape(1, std::max<int64_t>(1, kMaxElements / std::max<int64_t>(1, numel(S))));
+    R[0] = std::max<int64_t>(R[0], 2);
+    DType t = pick_float();
+    TE src = gen_shaped(concat(S, R), t, 1);
+    std::string init = coin(0.7) ? "-0.0" : "0.0";
+    bind("map(fn(a) => div(1.0, a), red(sum, " + init + ", " + list_text(R) + ", map(fn(a) => mul(abs(a), -0.0), " +
+             src.text + ")))",
+         {t, S});
+  }
+
   void normal_binding() {
     int depth = int(uni(2, 3));
+    if (o_.allow_reduce && coin(0.06)) {
+      zero_sign_binding();
+      return;
+    }
     if (coin(0.2)) {
       TE e = gen_any(depth);
       bind(e.text, e.ty);

@@ -23,6 +23,9 @@ struct GenOptions {
   bool allow_gather = true;  ///< indirect loads: in range, negative (wrapping), out of range
   bool allow_reduce = true;  ///< red(sum|prod|max|min|argmax|argmin, ...)
   bool allow_let_in = true;  ///< `let x = e in body` expressions
+  bool allow_rand = true;    ///< rand(dtype, shape, key) leaves
+  /// Index maps whose intermediates exceed 2^31 (e.g. `(i*65537*65537) % n`).
+  bool allow_wide_index = true;
 };
 
 /// A random well-typed program, as .stx text; the same (seed, options) always

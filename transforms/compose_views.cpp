@@ -4,6 +4,7 @@
 // source, so folding it is exact only when it cannot fail; otherwise the
 // application is a refinement.
 #include "proofs/program_obligations.h"
+#include "semantics/mutants.h"
 #include "semantics/views.h"
 #include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
@@ -108,6 +109,14 @@ Result compose_views(const Program& p, const Params&, Context& ctx) {
         bool exact = true;
         if (composable(*inner, inner->src->type.shape, src->type.shape, v->map, e->type.shape, &exact)) {
           IndexMap cm = compose_maps(inner->map, m);
+          // Seeded bug (semantics/mutants.h): the inner offset counted one too many.
+          if (mutant_active("view-offset-off-by-one"))
+            if (auto af = as_affine(inner->map, int(src->type.shape.size())))
+              for (size_t k = 0; k < cm.exprs.size(); ++k)
+                if (af->c[k] != 0) {
+                  cm.exprs[k] = iadd(cm.exprs[k], iconst(1));
+                  break;
+                }
           auto refused = composition_refused(b.name, *inner, src->type.shape, v->map, e->type.shape,
                                              simplify_map(cm, e->type.shape));
           if (refused) {

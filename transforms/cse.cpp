@@ -6,6 +6,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "semantics/mutants.h"
 #include "transforms/expr_util.h"
 #include "transforms/passes.h"
 
@@ -22,8 +23,24 @@ bool has_rand(const Expr& e) {
   return false;
 }
 
+// Seeded bug (semantics/mutants.h) "cse-merge-rand": rand nodes compare
+// equal whatever their keys, and are shared like any other node.
+bool merge_rand() { return mutant_active("cse-merge-rand"); }
+
+Expr without_rand_keys(const Expr& e) {
+  if (std::holds_alternative<RandE>(e->p)) return make_expr(e->type, RandE{0}, e->loc);
+  std::vector<Expr> kids = children(e);
+  for (Expr& k : kids) k = without_rand_keys(k);
+  return with_children(e, kids);
+}
+
+bool same(const Expr& a, const Expr& b) {
+  if (!merge_rand()) return expr_equal(a, b);
+  return expr_equal(without_rand_keys(a), without_rand_keys(b));
+}
+
 bool worth_sharing(const Expr& e) {
-  return !std::holds_alternative<NameE>(e->p) && !std::holds_alternative<LetE>(e->p) && !has_rand(e);
+  return !std::holds_alternative<NameE>(e->p) && !std::holds_alternative<LetE>(e->p) && (merge_rand() || !has_rand(e));
 }
 
 // Proper subexpressions not under a let-in, with the binding they occur in.
@@ -35,7 +52,7 @@ void collect(const Expr& e, bool root, size_t binding, std::vector<std::pair<Exp
 
 Expr replace_equal(const Expr& e, const Expr& target, const Expr& by) {
   if (std::holds_alternative<LetE>(e->p)) return e;
-  if (expr_equal(e, target)) return by;
+  if (same(e, target)) return by;
   std::vector<Expr> kids = children(e);
   for (Expr& k : kids) k = replace_equal(k, target, by);
   return with_children(e, kids);
@@ -59,16 +76,16 @@ Result cse(const Program& p, const Params&, Context& ctx) {
     std::stable_sort(subs.begin(), subs.end(), [](const auto& a, const auto& b) { return size_of(a.first) > size_of(b.first); });
     for (size_t i = 0; i < subs.size() && !changed; ++i) {
       int count = 0;
-      for (const auto& s : subs) count += expr_equal(s.first, subs[i].first);
+      for (const auto& s : subs) count += same(s.first, subs[i].first);
       // A subexpression equal to a whole binding is also shared.
       size_t whole = cur.bindings.size();
       for (size_t k = 0; k < cur.bindings.size(); ++k)
-        if (expr_equal(cur.bindings[k].expr, subs[i].first)) whole = std::min(whole, k);
+        if (same(cur.bindings[k].expr, subs[i].first)) whole = std::min(whole, k);
       if (count < 2 && whole == cur.bindings.size()) continue;
       const Expr target = subs[i].first;
       size_t first = subs[i].second;
       for (const auto& s : subs)
-        if (expr_equal(s.first, target)) first = std::min(first, s.second);
+        if (same(s.first, target)) first = std::min(first, s.second);
       std::string name;
       size_t from;
       if (whole < first) {
@@ -90,7 +107,7 @@ Result cse(const Program& p, const Params&, Context& ctx) {
     const Binding& b = cur.bindings[k];
     if (!worth_sharing(b.expr)) continue;
     for (size_t j = 0; j < k; ++j) {
-      if (!expr_equal(cur.bindings[j].expr, b.expr)) continue;
+      if (!same(cur.bindings[j].expr, b.expr)) continue;
       std::string keep = cur.bindings[j].name, drop = b.name;
       ctx.note("cse: " + drop + " = " + keep);
       bool is_output = count_uses(cur, drop).output > 0;

@@ -3,6 +3,7 @@
 // states), so the class of each application is computed, not assumed.
 #include <set>
 
+#include "semantics/mutants.h"
 #include "transforms/expr_util.h"
 #include "transforms/passes.h"
 
@@ -30,7 +31,8 @@ Result dce(const Program& p, const Params&, Context& ctx) {
     }
     bool may_fail = expr_may_fail(p.bindings[k].expr);
     ctx.note("dce: " + p.bindings[k].name + (may_fail ? " (may fail: refines)" : ""));
-    if (may_fail) r.cls = SemClass::Refines;
+    // Seeded bug (semantics/mutants.h): removing a failing binding claimed exact.
+    if (may_fail && !mutant_active("dce-failing-exact")) r.cls = SemClass::Refines;
   }
   return r;
 }

@@ -3,6 +3,7 @@
 // lambda keeps that rounding with an explicit cast (Theorem 6.1's premise).
 // If f may fail and π is not the identity, the source evaluates f at points
 // the target never visits: the application is then a refinement.
+#include "semantics/mutants.h"
 #include "transforms/expr_util.h"
 #include "transforms/passes.h"
 
@@ -35,7 +36,10 @@ Result fuse_maps(const Program& p, const Params&, Context& ctx) {
         for (const Expr& x : f->args)
           new_args.push_back(pi ? make_expr({x->type.dtype, a->type.shape}, ViewE{x, *pi}, a->loc) : x);
         if (pi && expr_may_fail(inner)) r.cls = SemClass::Refines;
-        cur.fn = compose_lambda(cur.fn, k, f->fn, inner->type.dtype);
+        // Seeded bug (semantics/mutants.h): the half store rounding is lost.
+        std::optional<DType> round_to = inner->type.dtype;
+        if (mutant_active("fusion-drops-bf16-round")) round_to = std::nullopt;
+        cur.fn = compose_lambda(cur.fn, k, f->fn, round_to);
         cur.args.erase(cur.args.begin() + std::ptrdiff_t(k));
         cur.args.insert(cur.args.begin() + std::ptrdiff_t(k), new_args.begin(), new_args.end());
         ctx.note("fuse-maps: " + b.name + ": fused operand " + std::to_string(k) + (pi ? " through a view" : ""));

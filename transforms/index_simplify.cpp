@@ -4,6 +4,7 @@
 #include <numeric>
 #include <map>
 
+#include "semantics/mutants.h"
 #include "semantics/printer.h"
 #include "semantics/views.h"
 
@@ -128,7 +129,9 @@ Linear lin(const IExpr& e, const Shape& ext) {
         r.c = in.c - q.c * g;
         IExpr rexpr = build(r);
         IRange rr = iexpr_range(rexpr, ext);
-        if (!(rr.lo >= 0 && rr.hi < g)) continue;
+        // Seeded bug (semantics/mutants.h): the remainder taken as non-negative.
+        bool lo_ok = rr.lo >= 0 || mutant_active("floormod-negative");
+        if (!(lo_ok && rr.hi < g)) continue;
         int64_t d = c / g;
         IExpr qe = build(q);
         if (e->kind == K::FloorDiv) {

@@ -5,6 +5,7 @@
 // the row-major unflattening of the address), and the binding keeps its shape
 // through a reshape of the merged result.
 #include "proofs/program_obligations.h"
+#include "semantics/mutants.h"
 #include "semantics/views.h"
 #include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
@@ -117,7 +118,8 @@ std::variant<Program, std::string> try_merge(const Program& p, size_t bi, size_t
     auto ad = address_of(a, k->domain);
     if (!ad) return std::string("an access is not affine or not provably in bounds");
     int64_t s1 = k->domain[j + 1];
-    if (ad->a[j] != s1 * ad->a[j + 1])
+    // Seeded bug (semantics/mutants.h): no stride condition (and no proof of it).
+    if (ad->a[j] != s1 * ad->a[j + 1] && !mutant_active("merge-ignores-stride"))
       return "stride condition fails: a_" + std::to_string(j) + " = " + std::to_string(ad->a[j]) + " but s_" +
              std::to_string(j + 1) + "·a_" + std::to_string(j + 1) + " = " + std::to_string(s1 * ad->a[j + 1]);
     ads.push_back(*ad);
@@ -129,7 +131,7 @@ std::variant<Program, std::string> try_merge(const Program& p, size_t bi, size_t
   for (size_t i = 0; i < k->accesses.size(); ++i) accs.push_back(merged_access(k->accesses[i], ads[i], j, merged));
   // Issue 5: the stride condition above is the hand check; Z3 must also
   // prove that every merged access reads the address it read before.
-  for (size_t i = 0; i < accs.size(); ++i) {
+  for (size_t i = 0; i < accs.size() && !mutant_active("merge-ignores-stride"); ++i) {
     const auto* after = std::get_if<ViewE>(&accs[i]->p);
     if (!after) continue;  // a constant
     IndexMap before;

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "semantics/mutants.h"
 #include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 
@@ -41,6 +42,8 @@ Const identity(RedOp op, DType t) {
 }
 
 SemClass class_of(RedOp op, DType t) {
+  // Seeded bug (semantics/mutants.h): float reassociation claimed exact.
+  if (sem::mutant_active("sum-reassoc-exact")) return SemClass::Exact;
   if (op == RedOp::Max || op == RedOp::Min || is_int(t)) return SemClass::Exact;
   return SemClass::Real;
 }

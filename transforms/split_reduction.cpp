@@ -8,6 +8,7 @@
 // sum/prod, exact for max/min (IEEE maximum/minimum are associative).
 #include <cmath>
 
+#include "semantics/mutants.h"
 #include "transforms/passes.h"
 #include "transforms/reassoc.h"
 
@@ -29,8 +30,12 @@ Result split_reduction(const Program& p, const Params& params, Context& ctx) {
     bool padded = kk * m != s.n;
     int nd = int(s.outer.size());
     IExpr j = iadd(imul(m, ivar(nd)), ivar(nd + 1));
-    Expr segs = reassoc::segmented(s, s.red->src, {kk, m}, j, padded);
-    Expr partials = reassoc::mk_red(s.red->op, s.id, {m}, segs);
+    reassoc::Site site = s;
+    // Seeded bug (semantics/mutants.h): +0.0 is not the identity of a float sum.
+    if (mutant_active("split-pos-zero-pad") && s.red->op == RedOp::Sum && is_float(s.acc))
+      site.id = std::get<Const>(const_from_literal("0.0", s.acc));
+    Expr segs = reassoc::segmented(site, s.red->src, {kk, m}, j, padded);
+    Expr partials = reassoc::mk_red(s.red->op, site.id, {m}, segs);
     Expr r = reassoc::mk_red(s.red->op, s.init, {kk}, partials);
     std::string what = "split into " + std::to_string(kk) + " segments of " + std::to_string(m);
     if (padded) what += " (" + std::to_string(kk * m - s.n) + " identity-padded)";

@@ -1,0 +1,312 @@
+// `stax fuzz` (DESIGN §8, issue 7): differential fuzzing campaigns, their
+// reports and merges, replay of a reproducer, and the figures of the README
+// (kill rate of the seeded mutants, throughput).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "oracle/campaign.h"
+#include "oracle/fuzz.h"
+#include "semantics/mutants.h"
+#include "semantics/npy.h"
+#include "semantics/parser.h"
+#include "semantics/printer.h"
+
+namespace stax::cli {
+
+using namespace stax::sem;
+using json = nlohmann::json;
+
+std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
+  std::vector<oracle::BackendRunner> r;
+  size_t i = 0;
+  while (i <= spec.size() && !spec.empty()) {
+    size_t j = spec.find(',', i);
+    if (j == std::string::npos) j = spec.size();
+    std::string name = spec.substr(i, j - i);
+    // The interpreter is the reference every backend is compared with; it
+    // always runs and needs no runner of its own.
+    if (name == "interp") {
+    } else {
+      throw std::invalid_argument("unknown backend '" + name + "' (known: interp)");
+    }
+    i = j + 1;
+  }
+  return r;
+}
+
+namespace {
+
+bool set_mutant(const std::string& name) {
+  if (set_active_mutant(name)) return true;
+  std::cerr << "error: unknown mutant '" << name << "' (see stax fuzz --list-mutants)\n";
+  return false;
+}
+
+std::optional<std::vector<oracle::BackendRunner>> backends_or_error(const std::string& spec) {
+  try {
+    return fuzz_backends(spec);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "error: --backends: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+oracle::CampaignOptions campaign_options(const FuzzCommandOptions& o) {
+  oracle::CampaignOptions c;
+  c.seed = o.seed;
+  if (o.count) c.count = *o.count;
+  c.time_limit = o.time;
+  c.jobs = o.jobs;
+  c.db = o.db;
+  c.mutant = o.mutant;
+  c.backends = o.backends;
+  c.fuzz.trials = o.trials;
+  c.fuzz.shrink = !o.no_shrink;
+  c.fuzz.shrink_seconds = o.shrink_seconds;
+  c.progress = !o.quiet;
+  return c;
+}
+
+int list_mutants(bool as_json) {
+  json j = json::array();
+  for (const MutantInfo& m : mutant_catalog()) {
+    if (as_json) j.push_back({{"name", m.name}, {"where", m.where}, {"description", m.description}});
+    else std::cout << m.name << "  [" << m.where << "]  " << m.description << "\n";
+  }
+  if (as_json) std::cout << j.dump(2) << "\n";
+  return 0;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int fuzz_command(const FuzzCommandOptions& o) {
+  if (o.list_mutants) return list_mutants(o.json);
+  if (!o.mutant.empty() && !set_mutant(o.mutant)) return 2;
+  auto runners = backends_or_error(o.backends);
+  if (!runners) return 2;
+  if (o.jobs < 1) {
+    std::cerr << "error: --jobs must be at least 1\n";
+    return 2;
+  }
+  bool resuming = !o.db.empty() && std::filesystem::exists(o.db);
+  if (!o.count && o.time <= 0 && !resuming) {
+    std::cerr << "error: stax fuzz needs --count N or --time SEC (or --db FILE of a campaign to resume)\n";
+    return 2;
+  }
+  oracle::CampaignOptions c = campaign_options(o);
+  oracle::CampaignSummary s;
+  if (auto e = oracle::run_campaign(c, *runners, s)) {
+    std::cerr << "error: " << *e << "\n";
+    return 2;
+  }
+  if (!o.out_dir.empty() && !o.db.empty())
+    if (auto e = oracle::extract_findings(o.db, o.out_dir)) std::cerr << "error: " << *e << "\n";
+  if (o.db.empty()) {
+    // An in-memory campaign: nothing to report from afterwards, so say it all now.
+    std::printf("%llu programs in %.1f s, %llu findings\n", (unsigned long long)s.programs, s.elapsed,
+                (unsigned long long)s.findings);
+  } else {
+    auto r = oracle::campaign_report(o.db);
+    if (auto* e = std::get_if<std::string>(&r)) {
+      std::cerr << "error: " << *e << "\n";
+      return 2;
+    }
+    const json& rep = std::get<json>(r);
+    if (o.json) std::cout << rep.dump(2) << "\n";
+    else std::cout << (s.resumed ? "(resumed)\n" : "") << oracle::format_campaign_report(rep);
+  }
+  return s.findings ? 1 : 0;
+}
+
+int fuzz_report_command(const FuzzReportOptions& o) {
+  auto r = oracle::campaign_report(o.db);
+  if (auto* e = std::get_if<std::string>(&r)) {
+    std::cerr << "error: " << *e << "\n";
+    return 2;
+  }
+  const json& rep = std::get<json>(r);
+  if (!o.extract_dir.empty())
+    if (auto e = oracle::extract_findings(o.db, o.extract_dir)) {
+      std::cerr << "error: " << *e << "\n";
+      return 2;
+    }
+  if (o.json) std::cout << rep.dump(2) << "\n";
+  else std::cout << oracle::format_campaign_report(rep);
+  return rep["findings"].empty() ? 0 : 1;
+}
+
+int fuzz_merge_command(const FuzzMergeOptions& o) {
+  if (auto e = oracle::merge_campaigns(o.out, o.inputs)) {
+    std::cerr << "error: " << *e << "\n";
+    return 2;
+  }
+  auto r = oracle::campaign_report(o.out);
+  if (auto* e = std::get_if<std::string>(&r)) {
+    std::cerr << "error: " << *e << "\n";
+    return 2;
+  }
+  const json& rep = std::get<json>(r);
+  std::cout << "merged " << o.inputs.size() << " database(s) into " << o.out << ": " << rep["programs"].get<int64_t>()
+            << " programs, " << rep["findings"].size() << " findings\n";
+  return 0;
+}
+
+int fuzz_replay_command(const FuzzReplayOptions& o) {
+  if (!o.mutant.empty() && !set_mutant(o.mutant)) return 2;
+  if (o.transform.empty() == o.backend.empty()) {
+    std::cerr << "error: stax fuzz replay needs exactly one of --transform SPEC or --backend NAME\n";
+    return 2;
+  }
+  ParseResult pr = parse_file(o.file);
+  if (auto* d = std::get_if<Diag>(&pr)) {
+    std::cerr << d->str() << "\n";
+    return 2;
+  }
+  Program p = std::get<Program>(std::move(pr));
+  Inputs in;
+  for (const std::string& spec : o.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "error: --input expects NAME=FILE.npy, got '" << spec << "'\n";
+      return 2;
+    }
+    auto r = read_npy(spec.substr(eq + 1));
+    if (auto* e = std::get_if<std::string>(&r)) {
+      std::cerr << "error: " << *e << "\n";
+      return 2;
+    }
+    in[spec.substr(0, eq)] = std::get<Tensor>(std::move(r));
+  }
+  if (auto e = check_inputs(p, in)) {
+    std::cerr << "error: " << *e << "\n";
+    return 2;
+  }
+  oracle::Finding f;
+  std::vector<oracle::BackendRunner> runners;
+  if (!o.transform.empty()) {
+    auto steps = xform::parse_pipeline(o.transform);
+    if (auto* e = std::get_if<std::string>(&steps)) {
+      std::cerr << "error: --transform: " << *e << "\n";
+      return 2;
+    }
+    f.kind = oracle::FindingKind::Transform;
+    f.pipeline = o.transform;
+    auto who = oracle::culprit(p, std::get<std::vector<xform::Step>>(steps), in);
+    if (!who) {
+      std::cout << "no difference: " << o.file << " --transform " << o.transform << " passes the oracle\n";
+      return 0;
+    }
+    f.component = *who;
+  } else {
+    auto r = backends_or_error(o.backend);
+    if (!r) return 2;
+    runners = *r;
+    if (runners.empty()) {
+      std::cout << "no difference: the interpreter is the reference\n";
+      return 0;
+    }
+    f.kind = oracle::FindingKind::Backend;
+    f.component = runners[0].name;
+  }
+  auto msg = oracle::reproduces(f, p, in, runners);
+  if (!msg) {
+    std::cout << "no difference\n";
+    return 0;
+  }
+  std::cout << "FINDING (" << oracle::finding_kind_name(f.kind) << " " << f.component << "): " << *msg << "\n";
+  return 1;
+}
+
+int fuzz_bench_command(const FuzzBenchOptions& o) {
+  auto runners = backends_or_error(o.backends);
+  if (!runners) return 2;
+  json out;
+  if (o.what == "kill-rate" || o.what == "all") {
+    // Each mutant: campaigns from several start seeds, each stopped at its
+    // first finding (or the budget); median time-to-find over the starts.
+    std::printf("| mutant | where | found | median time-to-find (s) | median programs | first finding |\n");
+    std::printf("|---|---|---|---|---|---|\n");
+    json rows = json::array();
+    for (const MutantInfo& m : mutant_catalog()) {
+      if (!o.mutant.empty() && m.name != o.mutant) continue;
+      if (!set_mutant(std::string(m.name))) return 2;
+      std::vector<double> times, programs;
+      std::string first;
+      int found = 0;
+      for (int k = 0; k < o.starts; ++k) {
+        oracle::CampaignOptions c;
+        c.seed = o.seed + uint64_t(k) * 1000003ull;
+        c.time_limit = o.budget;
+        c.stop_after_findings = 1;
+        c.mutant = std::string(m.name);
+        c.fuzz.shrink = false;
+        oracle::CampaignSummary s;
+        auto t0 = std::chrono::steady_clock::now();
+        if (auto e = oracle::run_campaign(c, *runners, s)) {
+          std::cerr << "error: " << *e << "\n";
+          return 2;
+        }
+        double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (s.findings) {
+          ++found;
+          times.push_back(dt);
+          programs.push_back(double(s.ran));
+        }
+      }
+      set_active_mutant("");
+      bool applicable = std::string_view(m.where).find("cpu") == std::string_view::npos || !runners->empty();
+      std::printf("| %s | %s | %d/%d | %s | %s | %s |\n", std::string(m.name).c_str(), std::string(m.where).c_str(),
+                  found, o.starts, found ? std::to_string(median(times)).substr(0, 6).c_str() : "-",
+                  found ? std::to_string(int64_t(median(programs))).c_str() : "-",
+                  applicable ? "" : "needs --backends cpu");
+      std::fflush(stdout);
+      rows.push_back({{"mutant", m.name}, {"found", found}, {"starts", o.starts}, {"median_s", median(times)},
+                      {"median_programs", median(programs)}});
+    }
+    out["kill_rate"] = rows;
+  }
+  if (o.what == "throughput" || o.what == "all") {
+    set_active_mutant("");
+    oracle::CampaignOptions c;
+    c.seed = o.seed;
+    c.count = uint64_t(o.count);
+    c.jobs = 1;
+    c.db = "";
+    oracle::CampaignSummary s;
+    std::string dbfile = (std::filesystem::temp_directory_path() / ("stax-fuzz-bench-" + std::to_string(::getpid()) + ".db")).string();
+    c.db = dbfile;
+    if (auto e = oracle::run_campaign(c, *runners, s)) {
+      std::cerr << "error: " << *e << "\n";
+      return 2;
+    }
+    auto r = std::get<json>(oracle::campaign_report(dbfile));
+    std::filesystem::remove(dbfile);
+    std::filesystem::remove(dbfile + "-wal");
+    std::filesystem::remove(dbfile + "-shm");
+    const json& t = r["time_s"];
+    double total = s.elapsed;
+    std::printf("throughput (backends: %s): %llu programs in %.2f s = %.1f programs/s on one core\n",
+                o.backends.c_str(), (unsigned long long)s.ran, total, double(s.ran) / total);
+    for (const char* k : {"generate", "transform", "check", "backends"})
+      std::printf("  %-10s %7.2f s  %5.1f %%\n", k, t[k].get<double>(), 100.0 * t[k].get<double>() / total);
+    out["throughput"] = {{"programs", s.ran}, {"seconds", total}, {"programs_per_s", double(s.ran) / total},
+                         {"time_s", t}};
+  }
+  if (o.json) std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace stax::cli
