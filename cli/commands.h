@@ -63,6 +63,19 @@ struct TvOptions {
 /// Translation validation of any two programs with the same interface.
 int tv_command(const TvOptions& o);
 
+struct LowerOptions {
+  std::string graph;
+  std::string device = "cpu";
+  bool json = false;
+  bool check = false;
+  bool eager = false;  ///< print the eager lowering (every node realized)
+  int trials = 8;
+  uint64_t seed = 1;
+};
+/// `stax lower`: an operator-level graph (JSON) to the core language with the
+/// text's policies (seed 6.1-6.8); --check compares it with the eager lowering.
+int lower_command(const LowerOptions& o);
+
 struct BoundCommandOptions {
   std::string file, transform;      ///< without a transform: P as written
   std::vector<std::string> inputs;  ///< NAME=FILE.npy

@@ -75,6 +75,15 @@ int main(int argc, char** argv) {
   x->add_option("--seed", xp.seed, "input seed");
 
   stax::cli::ProveOptions pv;
+  stax::cli::LowerOptions lw;
+  auto* lo = app.add_subcommand("lower", "Lower an operator-level graph (JSON) to the core language (seed 6.1-6.8)");
+  lo->add_option("graph", lw.graph, "graph file (docs/graph-format.md)")->required();
+  lo->add_option("--device", lw.device, "cpu or gpu[:sm=N][:warp=W][:threads=T]");
+  lo->add_flag("--json", lw.json, "one JSON document");
+  lo->add_flag("--check", lw.check, "compare with the eager lowering on random inputs (exact, or real for splits)");
+  lo->add_flag("--eager", lw.eager, "print the eager lowering (every node realized)");
+  lo->add_option("--trials", lw.trials, "input sets for --check")->check(CLI::Range(1, 100000));
+  lo->add_option("--seed", lw.seed, "input seed for --check");
   auto* pr = app.add_subcommand("prove", "Discharge every index obligation of a program with Z3 (DESIGN §5)");
   pr->add_option("file", pv.file, "program (.stx)")->required();
   pr->add_option("--transform", pv.transform, "also T(P) and the side conditions the transforms check");
@@ -172,6 +181,7 @@ int main(int argc, char** argv) {
   if (*x) return stax::cli::experiment_command(xp);
   if (*bench) return stax::cli::bench_command(bn);
   if (*pr) return stax::cli::prove_command(pv);
+  if (*lo) return stax::cli::lower_command(lw);
   if (*rr) return stax::cli::rewrite_command(rw);
   if (*fzc) {
     if (*fzrc) return stax::cli::fuzz_report_command(fzr);

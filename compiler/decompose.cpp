@@ -1,0 +1,266 @@
+// The decomposition table (seed 4.8): operators outside the lowering basis
+// expand into basis nodes before lowering, so the eager lowering (every node
+// realized) realizes each step of the expansion, exactly like a framework
+// that runs the decomposed graph. Shapes are needed (mean's divisor,
+// layer_norm's dims, matmul's ranks), so each node is typed as it is seen.
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "compiler/lower.h"
+#include "compiler/ops.h"
+
+namespace stax::compiler {
+
+using nlohmann::json;
+using namespace sem;
+
+namespace {
+
+struct Expander {
+  Graph out;
+  std::map<std::string, TensorType> types;
+  std::set<std::string> names;
+  detail::RuleEnv env;
+
+  Expander() {
+    env.ref = [this](const std::string& n) { return make_expr(types.at(n), NameE{n}); };
+    env.in_memory = [](const std::string& n, const std::string&) { return n; };
+    env.is_realized = [](const std::string&) { return true; };
+  }
+
+  std::string fresh(const std::string& stem) {
+    std::string s = stem;
+    for (int k = 1; names.count(s); ++k) s = stem + "_" + std::to_string(k);
+    names.insert(s);
+    return s;
+  }
+
+  /// Types a basis node and appends it.
+  void emit_basis(const Node& n) {
+    Expr e = detail::lower_node(n, env);
+    types[n.name] = e->type;
+    out.nodes.push_back(n);
+  }
+
+  const OpSignature* sig(const std::string& op) {
+    for (const OpSignature& s : op_signatures())
+      if (s.name == op) return &s;
+    return nullptr;
+  }
+
+  /// Appends node `n` (named `name`), expanding it when it is not basis.
+  void add(const Node& n) {
+    const OpSignature* s = sig(n.op);
+    if (!s) throw detail::NodeError{"unknown operator '" + n.op + "' (see docs/graph-format.md for the operator set)"};
+    int na = int(n.args.size());
+    if (na < s->min_args || na > s->max_args)
+      throw detail::NodeError{n.op + " takes " +
+                              (s->min_args == s->max_args ? std::to_string(s->min_args)
+                                                          : std::to_string(s->min_args) + " to " + std::to_string(s->max_args)) +
+                              " positional argument(s), got " + std::to_string(na)};
+    if (s->basis) return emit_basis(n);
+    expand(n);
+  }
+
+  TensorType type_of_arg(const Node& n, size_t i) {
+    if (i >= n.args.size() || !n.args[i].is_string())
+      throw detail::NodeError{"argument " + std::to_string(i) + " must be a tensor (a node or input name)"};
+    return types.at(n.args[i].get<std::string>());
+  }
+
+  /// A sub-node of an expansion; `last` keeps the original name.
+  std::string sub(const Node& parent, const std::string& suffix, const std::string& op, json args, json kwargs = json::object(),
+                  bool last = false) {
+    Node m{last ? parent.name : fresh(parent.name + "_" + suffix), op, std::move(args), std::move(kwargs)};
+    add(m);
+    return m.name;
+  }
+
+  std::vector<int64_t> dims_of(const Node& n, size_t i, size_t rank) {
+    std::vector<int64_t> d;
+    if (i < n.args.size() && n.args[i].is_number_integer()) d.push_back(n.args[i].get<int64_t>());
+    else if (i < n.args.size() && n.args[i].is_array())
+      for (const json& x : n.args[i]) d.push_back(x.get<int64_t>());
+    if (d.empty())
+      for (size_t k = 0; k < rank; ++k) d.push_back(int64_t(k));
+    for (int64_t& x : d) {
+      if (x < -int64_t(rank) || x >= int64_t(std::max<size_t>(rank, 1)))
+        throw detail::NodeError{"dim " + std::to_string(x) + " is out of range for rank " + std::to_string(rank)};
+      if (x < 0) x += int64_t(rank);
+    }
+    return d;
+  }
+
+  void expand(const Node& n) {
+    std::string base = n.op.substr(0, n.op.find('.'));
+    const json& a = n.args;
+    std::string x = a.size() > 0 && a[0].is_string() ? a[0].get<std::string>() : "";
+    if (base == "mean") {
+      TensorType t = type_of_arg(n, 0);
+      if (!is_float(t.dtype)) throw detail::NodeError{"mean needs a float tensor, got " + type_str(t)};
+      std::vector<int64_t> d = dims_of(n, 1, t.shape.size());
+      int64_t cnt = 1;
+      for (int64_t k : d) cnt *= t.shape.empty() ? 1 : t.shape[size_t(k)];
+      bool keep = a.size() > 2 && a[2].is_boolean() && a[2].get<bool>();
+      std::string s = sub(n, "sum", "sum.dim_IntList", {x, d, keep});
+      sub(n, "", "div.Scalar", {s, cnt}, json::object(), true);
+    } else if (base == "softmax" || base == "_softmax" || base == "log_softmax" || base == "_log_softmax") {
+      TensorType t = type_of_arg(n, 0);
+      if (!is_float(t.dtype)) throw detail::NodeError{n.op + " needs a float tensor, got " + type_str(t)};
+      if (a.size() < 2 || !a[1].is_number_integer()) throw detail::NodeError{"argument 1 (dim) must be an integer"};
+      int64_t dim = dims_of(n, 1, t.shape.size())[0];
+      std::string m = sub(n, "amax", "amax.default", {x, {dim}, true});
+      std::string sh = sub(n, "sub", "sub.Tensor", {x, m});
+      std::string e = sub(n, "exp", "exp.default", {sh});
+      std::string z = sub(n, "sum", "sum.dim_IntList", {e, {dim}, true});
+      if (base == "softmax" || base == "_softmax") {
+        sub(n, "", "div.Tensor", {e, z}, json::object(), true);
+      } else {
+        std::string lz = sub(n, "log", "log.default", {z});
+        sub(n, "", "sub.Tensor", {sh, lz}, json::object(), true);
+      }
+    } else if (base == "layer_norm") {
+      TensorType t = type_of_arg(n, 0);
+      if (!is_float(t.dtype)) throw detail::NodeError{"layer_norm needs a float tensor, got " + type_str(t)};
+      if (a.size() < 2 || !a[1].is_array()) throw detail::NodeError{"argument 1 (normalized_shape) must be a list"};
+      size_t k = a[1].size(), r = t.shape.size();
+      if (k == 0 || k > r) throw detail::NodeError{"normalized_shape must have 1 to " + std::to_string(r) + " entries"};
+      for (size_t q = 0; q < k; ++q)
+        if (!a[1][q].is_number_integer() || a[1][q].get<int64_t>() != t.shape[r - k + q])
+          throw detail::NodeError{"normalized_shape " + a[1].dump() + " does not match the trailing dims of " + type_str(t)};
+      std::vector<int64_t> d;
+      for (size_t q = r - k; q < r; ++q) d.push_back(int64_t(q));
+      double eps = n.kwargs.value("eps", a.size() > 4 && a[4].is_number() ? a[4].get<double>() : 1e-5);
+      std::string mu = sub(n, "mean", "mean.dim", {x, d, true});
+      std::string xc = sub(n, "xc", "sub.Tensor", {x, mu});
+      std::string sq = sub(n, "sq", "mul.Tensor", {xc, xc});
+      std::string var = sub(n, "var", "mean.dim", {sq, d, true});
+      std::string ve = sub(n, "veps", "add.Scalar", {var, eps});
+      std::string rs = sub(n, "rstd", "rsqrt.default", {ve});
+      bool w = a.size() > 2 && a[2].is_string(), b = a.size() > 3 && a[3].is_string();
+      std::string y = sub(n, "norm", "mul.Tensor", {xc, rs}, json::object(), !w && !b);
+      if (w) y = sub(n, "scaled", "mul.Tensor", {y, a[2]}, json::object(), !b);
+      if (b) sub(n, "", "add.Tensor", {y, a[3]}, json::object(), true);
+    } else if (base == "gelu") {
+      json appr = n.kwargs.value("approximate", json("none"));
+      if (appr == "none") {
+        // DESIGN §2: mul(mul(a, 0.5), add(1.0, erf(mul(a, 0.7071067811865476))))
+        std::string h = sub(n, "half", "mul.Scalar", {x, 0.5});
+        std::string s = sub(n, "scaled", "mul.Scalar", {x, 0.7071067811865476});
+        std::string e = sub(n, "erf", "erf.default", {s});
+        std::string p = sub(n, "onep", "add.Scalar", {e, 1.0});
+        sub(n, "", "mul.Tensor", {h, p}, json::object(), true);
+      } else if (appr == "tanh") {
+        std::string x2 = sub(n, "sq", "mul.Tensor", {x, x});
+        std::string x3 = sub(n, "cube", "mul.Tensor", {x2, x});
+        std::string c = sub(n, "cubec", "mul.Scalar", {x3, 0.044715});
+        std::string in = sub(n, "inner", "add.Tensor", {x, c});
+        std::string k = sub(n, "scaled", "mul.Scalar", {in, 0.7978845608028654});
+        std::string th = sub(n, "tanh", "tanh.default", {k});
+        std::string p = sub(n, "onep", "add.Scalar", {th, 1.0});
+        std::string h = sub(n, "half", "mul.Scalar", {x, 0.5});
+        sub(n, "", "mul.Tensor", {h, p}, json::object(), true);
+      } else {
+        throw detail::NodeError{"gelu: approximate must be \"none\" or \"tanh\", got " + appr.dump()};
+      }
+    } else if (base == "matmul") {
+      TensorType ta = type_of_arg(n, 0), tb = type_of_arg(n, 1);
+      size_t ra = ta.shape.size(), rb = tb.shape.size();
+      json b = a[1];
+      if (ra == 2 && rb == 2) {
+        sub(n, "", "mm.default", {x, b}, json::object(), true);
+      } else if (ra == 3 && rb == 3) {
+        sub(n, "", "bmm.default", {x, b}, json::object(), true);
+      } else if (ra == 3 && rb == 2) {
+        std::string u = sub(n, "unsq", "unsqueeze.default", {b, 0});
+        std::string e = sub(n, "exp", "expand.default", {u, {ta.shape[0], tb.shape[0], tb.shape[1]}});
+        sub(n, "", "bmm.default", {x, e}, json::object(), true);
+      } else if (ra == 2 && rb == 1) {
+        std::string u = sub(n, "unsq", "unsqueeze.default", {b, 1});
+        std::string m = sub(n, "mm", "mm.default", {x, u});
+        sub(n, "", "squeeze.dim", {m, 1}, json::object(), true);
+      } else if (ra == 1 && rb == 2) {
+        std::string u = sub(n, "unsq", "unsqueeze.default", {x, 0});
+        std::string m = sub(n, "mm", "mm.default", {u, b});
+        sub(n, "", "squeeze.dim", {m, 0}, json::object(), true);
+      } else if (ra == 1 && rb == 1) {
+        if (ta.shape != tb.shape) throw detail::NodeError{"matmul: vector lengths differ: " + type_str(ta) + " and " + type_str(tb)};
+        std::string p = sub(n, "prod", "mul.Tensor", {x, b});
+        sub(n, "", "sum.dim_IntList", {p, {0}, false}, json::object(), true);
+      } else {
+        throw detail::NodeError{"matmul of ranks " + std::to_string(ra) + " and " + std::to_string(rb) + " is not supported"};
+      }
+    } else {
+      throw detail::NodeError{"no decomposition for '" + n.op + "'"};
+    }
+  }
+};
+
+}  // namespace
+
+const std::vector<OpSignature>& op_signatures() {
+  static const std::vector<OpSignature> v = [] {
+    std::vector<OpSignature> s;
+    auto add = [&](std::initializer_list<const char*> names, int lo, int hi, bool basis = true) {
+      for (const char* n : names) s.push_back({n, lo, hi, basis});
+    };
+    add({"add.Tensor", "add.Scalar", "sub.Tensor", "sub.Scalar", "mul.Tensor", "mul.Scalar", "div.Tensor", "div.Scalar",
+         "pow.Tensor_Scalar", "pow.Tensor_Tensor", "remainder.Tensor", "remainder.Scalar", "floor_divide.default", "maximum.default", "minimum.default", "eq.Tensor", "eq.Scalar",
+         "ne.Tensor", "ne.Scalar", "lt.Tensor", "lt.Scalar", "le.Tensor", "le.Scalar", "gt.Tensor", "gt.Scalar",
+         "ge.Tensor", "ge.Scalar", "mm.default", "bmm.default"},
+        2, 2);
+    add({"neg.default", "abs.default", "relu.default", "sigmoid.default", "tanh.default", "exp.default", "log.default",
+         "sqrt.default", "rsqrt.default", "erf.default", "log1p.default", "log2.default", "log10.default",
+         "expm1.default", "sin.default", "cos.default", "floor.default", "clone.default", "alias.default",
+         "contiguous.default", "_to_copy.default", "to.dtype", "t.default", "sum.default", "prod.default"},
+        1, 1);
+    add({"where.self"}, 3, 3);
+    add({"sum.dim_IntList", "amax.default", "amin.default"}, 1, 3);
+    add({"prod.dim_int"}, 2, 3);
+    add({"argmax.default", "argmin.default"}, 1, 3);
+    add({"transpose.int"}, 3, 3);
+    add({"permute.default", "expand.default", "view.default", "reshape.default", "_unsafe_view.default",
+         "unsqueeze.default", "squeeze.dim", "squeeze.dims", "index.Tensor", "full.default"},
+        2, 2);
+    add({"squeeze.default"}, 1, 1);
+    add({"slice.Tensor"}, 1, 5);
+    add({"select.int"}, 3, 3);
+    add({"cat.default"}, 1, 2);
+    add({"arange.default"}, 1, 1);
+    add({"arange.start"}, 2, 2);
+    add({"arange.start_step"}, 2, 3);
+    add({"zeros.default", "ones.default"}, 1, 1);
+    add({"mean.dim"}, 2, 3, false);
+    add({"mean.default"}, 1, 1, false);
+    add({"softmax.int", "log_softmax.int"}, 2, 2, false);
+    add({"_softmax.default", "_log_softmax.default"}, 2, 3, false);
+    add({"layer_norm.default"}, 2, 5, false);
+    add({"gelu.default"}, 1, 1, false);
+    add({"matmul.default"}, 2, 2, false);
+    return s;
+  }();
+  return v;
+}
+
+std::variant<Graph, GraphError> decompose(const Graph& g) {
+  Expander ex;
+  ex.out.inputs = g.inputs;
+  ex.out.outputs = g.outputs;
+  ex.out.file = g.file;
+  for (const GraphInput& in : g.inputs) {
+    ex.types[in.name] = in.type;
+    ex.names.insert(in.name);
+  }
+  for (const Node& n : g.nodes) ex.names.insert(n.name);
+  for (const Node& n : g.nodes) {
+    try {
+      ex.add(n);
+    } catch (const detail::NodeError& e) {
+      return GraphError{g.file, n.name, "(" + n.op + ") " + e.message};
+    }
+  }
+  return ex.out;
+}
+
+}  // namespace stax::compiler

@@ -1,0 +1,221 @@
+// The graph interpreter (seed 6.1) and the realization policy (6.6). Each
+// node's rule (ops.cpp) builds its expression from its operands'
+// expressions: a value that is not in memory is passed as its expression
+// (Prop. 6.1: fusion is function composition), a realized one by name.
+#include "compiler/lower.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "compiler/ops.h"
+#include "compiler/policy.h"
+#include "transforms/expr_util.h"
+
+namespace stax::compiler {
+
+using namespace sem;
+
+std::string Device::str() const {
+  if (!gpu) return "cpu";
+  return "gpu:sm=" + std::to_string(sm) + ":warp=" + std::to_string(warp) + ":threads=" + std::to_string(threads_per_sm);
+}
+
+std::variant<Device, std::string> parse_device(std::string_view spec) {
+  Device d;
+  std::string s(spec);
+  std::string head = s.substr(0, s.find(':'));
+  if (head == "cpu") {
+    if (head.size() != s.size()) return std::string("device 'cpu' takes no properties");
+    return d;
+  }
+  if (head != "gpu") return "unknown device '" + s + "' (expected cpu or gpu[:sm=N][:warp=W][:threads=T])";
+  d.gpu = true;
+  size_t pos = head.size();
+  while (pos < s.size()) {
+    size_t next = s.find(':', pos + 1);
+    std::string kv = s.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    size_t eq = kv.find('=');
+    std::string key = kv.substr(0, eq);
+    int64_t v = 0;
+    try {
+      size_t used = 0;
+      if (eq == std::string::npos) throw std::invalid_argument("no value");
+      v = std::stoll(kv.substr(eq + 1), &used);
+      if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      return "device property '" + kv + "' must be KEY=INTEGER";
+    }
+    if (v < 1 || v > (int64_t(1) << 20)) return "device property '" + kv + "' must be between 1 and 2^20";
+    if (key == "sm") d.sm = v;
+    else if (key == "warp") d.warp = v;
+    else if (key == "threads") d.threads_per_sm = v;
+    else return "unknown device property '" + key + "' (sm, warp, threads)";
+    pos = next == std::string::npos ? s.size() : next;
+  }
+  return d;
+}
+
+RealizeLimits RealizeLimits::of(const Device& d) {
+  return d.gpu ? RealizeLimits{30, 4, 8, false} : RealizeLimits{50, 4, 12, true};
+}
+
+namespace {
+
+/// The Count domain of 6.7 over an inlined expression: ops, reads, buffers.
+struct Count {
+  int64_t ops = 0, reads = 0;
+  std::set<std::string> buffers;
+  std::set<std::string> expensive;
+};
+
+void count(const Expr& e, Count& c) {
+  std::visit(
+      [&](const auto& p) {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, NameE>) {
+          ++c.reads;
+          c.buffers.insert(p.name);
+        } else if constexpr (std::is_same_v<T, MapE>) {
+          for (const Instr& in : p.fn.code) {
+            if (in.kind == Instr::Kind::Op || in.kind == Instr::Kind::Cast) ++c.ops;
+            if (in.kind == Instr::Kind::Op &&
+                (in.op == ScalarOp::Exp || in.op == ScalarOp::Log || in.op == ScalarOp::Log10 ||
+                 in.op == ScalarOp::Log1p || in.op == ScalarOp::Log2 || in.op == ScalarOp::Sigmoid ||
+                 in.op == ScalarOp::Tanh))
+              c.expensive.insert(std::string(op_name(in.op)));
+          }
+          for (const Expr& a : p.args) count(a, c);
+        } else if constexpr (std::is_same_v<T, ViewE>) {
+          std::vector<std::string> names;
+          for (const IExpr& x : p.map.exprs)
+            if (iexpr_has_load(x)) {
+              ++c.reads;
+            }
+          count(p.src, c);
+        } else if constexpr (std::is_same_v<T, RedE>) {
+          ++c.ops;
+          count(p.src, c);
+        } else if constexpr (std::is_same_v<T, LetE>) {
+          count(p.value, c);
+          count(p.body, c);
+        }
+      },
+      e->p);
+}
+
+bool is_reduction(const Expr& e) {
+  if (std::holds_alternative<RedE>(e->p)) return true;
+  if (const auto* v = std::get_if<ViewE>(&e->p)) return is_reduction(v->src);
+  return false;
+}
+
+struct Interp {
+  const Graph& g;
+  LowerOptions opt;
+  RealizeLimits lim;
+  std::map<std::string, Expr> val;  // NameE when in memory, else the inlined expression
+  std::set<std::string> in_memory;
+  std::map<std::string, std::vector<std::string>> users;
+  std::set<std::string> outputs;
+  Program prog;
+  std::vector<Decision> decisions;
+  std::map<std::string, size_t> decision_of;
+
+  Interp(const Graph& gr, const LowerOptions& o) : g(gr), opt(o), lim(RealizeLimits::of(o.device)) {
+    for (const GraphInput& in : g.inputs) {
+      prog.inputs.push_back({in.name, in.type, {}});
+      val[in.name] = make_expr(in.type, NameE{in.name});
+      in_memory.insert(in.name);
+    }
+    for (const Node& n : g.nodes) {
+      std::set<std::string> seen;
+      for (const std::string& r : node_refs(n))
+        if (seen.insert(r).second) users[r].push_back(n.name);
+    }
+    outputs.insert(g.outputs.begin(), g.outputs.end());
+    prog.outputs = g.outputs;
+    prog.file = g.file;
+  }
+
+  void realize(const std::string& name, const std::string& reason) {
+    if (in_memory.count(name)) return;
+    prog.bindings.push_back({name, val.at(name), {}});
+    val[name] = make_expr(val.at(name)->type, NameE{name});
+    in_memory.insert(name);
+    auto it = decision_of.find(name);
+    if (it != decision_of.end()) decisions[it->second] = {name, true, reason};
+    else {
+      decision_of[name] = decisions.size();
+      decisions.push_back({name, true, reason});
+    }
+  }
+
+  void decide(const Node& n) {
+    const std::string& name = n.name;
+    size_t k = users[name].size();
+    if (opt.eager) return realize(name, "eager: every node is realized");
+    if (outputs.count(name)) return realize(name, "graph output: written to memory");
+    Expr e = val.at(name);
+    std::string why;
+    if (k == 0) why = "no users: dropped (dead)";
+    else if (is_reduction(e)) return realize(name, "a reduction read by another node: its users need it in memory");
+    else if (k == 1) why = "one user (" + users[name][0] + "): inlined, Prop. 6.1";
+    else {
+      Count c;
+      count(e, c);
+      std::string figures = " (" + std::to_string(k) + " users, " + std::to_string(c.ops) + " ops, " +
+                            std::to_string(c.buffers.size()) + " buffers, " + std::to_string(c.reads) + " reads)";
+      if (lim.expensive_ops && !c.expensive.empty())
+        return realize(name, "rule 1: CPU and it contains " + *c.expensive.begin() + figures);
+      if (lim.expensive_ops && k > 5 && c.ops * 5 >= lim.max_ops * 4)
+        return realize(name, "rule 2: CPU, more than 5 users and an op count near the limit " +
+                                 std::to_string(lim.max_ops) + figures);
+      if (c.ops > lim.max_ops) return realize(name, "rule 3: op count above " + std::to_string(lim.max_ops) + figures);
+      if (int64_t(c.buffers.size()) > lim.max_buffers)
+        return realize(name, "rule 4: reads more than " + std::to_string(lim.max_buffers) + " buffers" + figures);
+      if (c.reads > lim.max_acc_reads)
+        return realize(name, "rule 4: more than " + std::to_string(lim.max_acc_reads) + " accumulated reads" + figures);
+      why = "below every threshold of 6.6: inlined into each user" + figures;
+    }
+    decision_of[name] = decisions.size();
+    decisions.push_back({name, false, why});
+  }
+
+  std::optional<GraphError> run() {
+    detail::RuleEnv env;
+    env.ref = [this](const std::string& n) { return val.at(n); };
+    env.is_realized = [this](const std::string& n) { return in_memory.count(n) > 0; };
+    env.in_memory = [this](const std::string& n, const std::string& why) {
+      realize(n, "a user needs it in memory: " + why);
+      return n;
+    };
+    for (const Node& n : g.nodes) {
+      try {
+        val[n.name] = detail::lower_node(n, env);
+      } catch (const detail::NodeError& e) {
+        return GraphError{g.file, n.name, "(" + n.op + ") " + e.message};
+      }
+      decide(n);
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+std::variant<Lowered, GraphError> lower_graph(const Graph& g0, const LowerOptions& opt) {
+  auto dg = decompose(g0);
+  if (auto* e = std::get_if<GraphError>(&dg)) return *e;
+  const Graph& g = std::get<Graph>(dg);
+  Interp in(g, opt);
+  if (auto e = in.run()) return *e;
+  Lowered l;
+  l.decisions = std::move(in.decisions);
+  l.program = std::move(in.prog);
+  if (opt.eager) return l;
+  run_policies(l, opt.device);
+  return l;
+}
+
+}  // namespace stax::compiler

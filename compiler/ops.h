@@ -1,0 +1,41 @@
+// Lowering rules of the basis operators (seed 6.2, Table 6.1): each node
+// becomes a core-language expression over the expressions of its operands.
+// Internal to the compiler library.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "compiler/graph.h"
+#include "semantics/ir.h"
+
+namespace stax::compiler::detail {
+
+/// A user error in one node; lower_graph turns it into a GraphError.
+struct NodeError {
+  std::string message;
+};
+
+/// What a rule may ask of the graph interpreter.
+struct RuleEnv {
+  /// The expression of a referenced input or node: its name when it is in
+  /// memory, else its (inlined) expression.
+  std::function<sem::Expr(const std::string&)> ref;
+  /// The name of a referenced value in memory, realizing it if needed
+  /// (`why`: the reason printed with the decision).
+  std::function<std::string(const std::string&, const std::string& why)> in_memory;
+  /// Whether the referenced value is already in memory.
+  std::function<bool(const std::string&)> is_realized;
+};
+
+/// Lowers one basis node. Throws NodeError.
+sem::Expr lower_node(const Node& n, const RuleEnv& env);
+
+/// The index expression an integer tensor expression computes at the
+/// indices `vars` of its own domain, when it is built from iota, constants,
+/// views and +, -, *c, //c, %c only and never leaves its dtype (Example
+/// 6.3: arange(128)*3 % 128 is `(3*i) % 128`).
+std::optional<sem::IExpr> as_index_expr(const sem::Expr& e, const std::vector<sem::IExpr>& vars, const sem::Shape& box);
+
+}  // namespace stax::compiler::detail
