@@ -63,6 +63,10 @@ int transform_command(const TransformOptions& o) {
 }
 
 int check_command(const CheckOptions& o) {
+  if (o.backend != "interp" && o.backend != "cpu") {
+    std::cerr << "error: --backend expects interp or cpu, got '" << o.backend << "'\n";
+    return 2;
+  }
   auto prog = load(o.file);
   if (!prog) return 2;
   auto steps = pipeline(o.transform);
@@ -73,7 +77,12 @@ int check_command(const CheckOptions& o) {
     xform::Context ctx;
     ctx.max_rewrites = o.max_rewrites;
     xform::Result r = xform::run_pipeline(*prog, *steps, ctx);
-    return emit(v, *prog, r.program, o.file + " --transform " + o.transform, o.json);
+    int code = emit(v, *prog, r.program, o.file + " --transform " + o.transform, o.json);
+    if (o.backend == "interp") return code;
+    int bcode = backend_check(o.backend, r.program, o.trials, o.seed, o.threads, o.json);
+    // The worse of the two: error (2), then mismatch (1), then not checkable (3).
+    auto rank = [](int c) { return c == 2 ? 3 : c == 1 ? 2 : c == 3 ? 1 : 0; };
+    return rank(bcode) > rank(code) ? bcode : code;
   } catch (const xform::TransformError& e) {
     std::cerr << "error: " << e.message << "\n";
     return 2;

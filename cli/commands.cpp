@@ -15,8 +15,6 @@ namespace stax::cli {
 namespace fs = std::filesystem;
 using namespace stax::sem;
 
-namespace {
-
 std::optional<Program> load_program(const std::string& file) {
   ParseResult r = parse_file(file);
   if (auto* d = std::get_if<Diag>(&r)) {
@@ -26,6 +24,8 @@ std::optional<Program> load_program(const std::string& file) {
   return std::get<Program>(std::move(r));
 }
 
+namespace {
+
 std::string preview(const Tensor& t, int show) {
   std::string s = "[";
   int64_t n = std::min<int64_t>(t.size(), show);
@@ -34,7 +34,8 @@ std::string preview(const Tensor& t, int show) {
   return s + "]";
 }
 
-/// Reads --input NAME=FILE pairs; messages go to stderr.
+}  // namespace
+
 bool read_inputs(const Program& p, const std::vector<std::string>& specs, Inputs& in) {
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
@@ -53,15 +54,18 @@ bool read_inputs(const Program& p, const std::vector<std::string>& specs, Inputs
   return true;
 }
 
-}  // namespace
-
 int run_command(const RunOptions& o) {
   if (o.semantics != "ieee" && o.semantics != "real") {
     std::cerr << "error: --semantics expects ieee or real, got '" << o.semantics << "'\n";
     return 2;
   }
-  if (o.backend != "interp") {
-    std::cerr << "error: backend '" << o.backend << "' is not available in this build (available: interp)\n";
+  if (o.backend != "interp" && o.backend != "cpu") {
+    std::cerr << "error: --backend expects interp or cpu, got '" << o.backend
+              << "' (gpu is not available in this build)\n";
+    return 2;
+  }
+  if (o.backend != "interp" && o.semantics != "ieee") {
+    std::cerr << "error: --backend " << o.backend << " computes the IEEE semantics; use --semantics ieee\n";
     return 2;
   }
   auto prog = load_program(o.file);
@@ -100,7 +104,7 @@ int run_command(const RunOptions& o) {
   std::optional<Failure> failure;
   try {
     if (o.semantics == "ieee") {
-      IeeeOutcome r = eval_ieee(*prog, in);
+      IeeeOutcome r = run_on_backend(o.backend, *prog, in, o.threads);
       failure = r.failure;
       for (auto& [k, v] : r.outputs) outs[k] = *v;
     } else {
@@ -111,6 +115,9 @@ int run_command(const RunOptions& o) {
     }
   } catch (const ResourceError& e) {
     std::cerr << "error: " << e.message << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
     return 2;
   }
   if (failure) {

@@ -1,0 +1,60 @@
+// Code generation of one kernel per binding (issue 6): a loop nest over the
+// binding's domain, with each lambda emitted through the Llvm domain of the
+// generic evaluator (semantics/lambda_eval.h) — the same instruction walk as
+// the Ieee domain, so an op added to the table breaks this build until it is
+// handled here too.
+//
+// Floating point exactly as the interpreter (DESIGN §3): no fast-math or
+// contraction flags; transcendental functions call the very libm entry
+// points the Ieee domain calls; f16/bf16 loads upcast and stores round
+// through the shared runtime (runtime.h); IEEE maximum/minimum as the
+// branch-free compare/select form of ieee_scalar.h. Reductions fold in the
+// order the program states: one accumulator per output element, sequential
+// over the reduced indices. When the innermost output dimension is small
+// (the lanes of `interleave-lanes`), the kernel keeps one accumulator per
+// lane and steps the lanes innermost — each accumulator still folds in its
+// own order, so the bits are those of the program, and the optimiser turns
+// the lanes into vector registers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "semantics/ir.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace stax::backends::cpu {
+
+/// One binding to compile. Buffer 0 is the output; the others are the
+/// tensors the expression reads (names and index loads), in a fixed order.
+struct KernelSpec {
+  std::string binding;
+  sem::Expr expr;
+  std::vector<std::string> names;
+  std::vector<sem::TensorType> types;
+};
+
+/// Builds the spec of a binding: the buffers it reads, in first-use order.
+KernelSpec make_spec(const sem::Program& p, const sem::Binding& b);
+
+/// Why an expression cannot be one strict kernel (a let, a reduction below
+/// the top, a view of a value that may fail), or nullopt.
+std::optional<std::string> unsupported(const sem::Expr& e);
+
+struct KernelShape {
+  bool lanes = false;           ///< vector accumulators over the last output dimension
+  int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
+};
+KernelShape kernel_shape(const KernelSpec& s);
+
+/// The text that determines the emitted code (the compile cache's key).
+std::string kernel_key(const KernelSpec& s);
+
+/// Emits the kernel as the KernelFn `fname`; returns its failure reasons.
+std::vector<std::string> emit_kernel(llvm::Module& m, const std::string& fname, const KernelSpec& s);
+
+}  // namespace stax::backends::cpu

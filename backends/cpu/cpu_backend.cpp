@@ -1,0 +1,133 @@
+#include "backends/cpu/cpu_backend.h"
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "backends/cpu/codegen.h"
+#include "backends/cpu/thread_pool.h"
+#include "semantics/printer.h"
+#include "transforms/transform.h"
+
+namespace stax::backends::cpu {
+
+using namespace stax::sem;
+
+namespace {
+
+constexpr int64_t kMaxElements = int64_t(1) << 32;  // as the interpreter
+
+int resolve_threads(int t) {
+  if (t > 0) return t;
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? int(h) : 1;
+}
+
+int64_t bytes_of(const TensorType& t) { return num_elements(t.shape) * dtype_bytes(t.dtype); }
+
+}  // namespace
+
+struct CompiledProgram::Impl {
+  Program program;
+  CpuOptions opt;
+  std::vector<KernelSpec> specs;
+  std::vector<CompiledKernel> compiled;
+  std::vector<KernelReport> reports;
+  std::vector<std::string> keys;
+};
+
+CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl_(std::make_unique<Impl>()) {
+  impl_->opt = opt;
+  const xform::TransformInfo* norm = xform::find_transform("normalize");
+  if (!norm) throw CompileError("the normalize transform is not registered");
+  xform::Context ctx;
+  impl_->program = norm->run(p, {}, ctx).program;
+  Jit& jit = Jit::instance();
+  if (opt.keep_ir) jit.set_keep_ir(true);
+  for (const Binding& b : impl_->program.bindings) {
+    KernelSpec spec = make_spec(impl_->program, b);
+    if (auto why = unsupported(spec.expr))
+      throw CompileError("normalize left binding " + b.name + " in a form the CPU backend cannot compile (" + *why +
+                         "):\n" + print_program(impl_->program));
+    std::string key = kernel_key(spec);
+    CompiledKernel k = jit.compile(key, [&](llvm::Module& m, const std::string& fname) {
+      return emit_kernel(m, fname, spec);
+    });
+    KernelShape ks = kernel_shape(spec);
+    KernelReport r;
+    r.binding = b.name;
+    r.text = print_expr(b.expr, &impl_->program);
+    r.compile_ms = k.compile_ms;
+    r.cached = k.cached;
+    r.lanes = ks.lanes;
+    r.parallel_extent = ks.parallel_extent;
+    r.bytes_written = bytes_of(spec.types[0]);
+    for (size_t i = 1; i < spec.types.size(); ++i) r.bytes_read += bytes_of(spec.types[i]);
+    impl_->reports.push_back(std::move(r));
+    impl_->keys.push_back(std::move(key));
+    impl_->specs.push_back(std::move(spec));
+    impl_->compiled.push_back(std::move(k));
+  }
+}
+
+CompiledProgram::~CompiledProgram() = default;
+CompiledProgram::CompiledProgram(CompiledProgram&&) noexcept = default;
+
+const Program& CompiledProgram::program() const { return impl_->program; }
+const std::vector<KernelReport>& CompiledProgram::kernels() const { return impl_->reports; }
+std::string CompiledProgram::ir(size_t k) const { return Jit::instance().optimised_ir(impl_->keys.at(k)); }
+
+IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) const {
+  const Program& p = impl_->program;
+  int threads = resolve_threads(impl_->opt.threads);
+  ThreadPool* pool = threads > 1 ? &ThreadPool::shared(threads) : nullptr;
+  // Inputs are borrowed; bindings are allocated here.
+  std::map<std::string, const Tensor*> env;
+  std::map<std::string, std::shared_ptr<Tensor>> owned;
+  for (const Input& i : p.inputs) env[i.name] = &in.at(i.name);
+  IeeeOutcome out;
+  if (run_ms) run_ms->clear();
+  for (size_t k = 0; k < p.bindings.size(); ++k) {
+    const KernelSpec& spec = impl_->specs[k];
+    const CompiledKernel& ck = impl_->compiled[k];
+    const TensorType& t = spec.types[0];
+    if (num_elements(t.shape) > kMaxElements)
+      throw ResourceError{"tensor " + type_str(t) + " has " + std::to_string(num_elements(t.shape)) +
+                          " elements, over the limit of " + std::to_string(kMaxElements)};
+    auto result = std::make_shared<Tensor>(Tensor::uninitialized(t.dtype, t.shape));
+    std::vector<void*> bufs{result->data.data()};
+    for (size_t i = 1; i < spec.names.size(); ++i) bufs.push_back(const_cast<uint8_t*>(env.at(spec.names[i])->data.data()));
+    KernelShape ks = kernel_shape(spec);
+    int64_t extent = ks.parallel_extent;
+    int64_t tasks = pool ? std::min<int64_t>(extent, int64_t(threads) * 8) : 1;
+    std::vector<FailRecord> fails(size_t(std::max<int64_t>(tasks, 1)));
+    auto t0 = std::chrono::steady_clock::now();
+    auto task = [&](int64_t i) {
+      int64_t b = extent * i / tasks, e = extent * (i + 1) / tasks;
+      ck.fn(bufs.data(), b, e, &fails[size_t(i)]);
+    };
+    if (tasks <= 1) ck.fn(bufs.data(), 0, extent, &fails[0]);
+    else pool->parallel_for(tasks, task);
+    if (run_ms) run_ms->push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    for (const FailRecord& f : fails) {
+      if (f.reason < 0) continue;
+      std::string reason = ck.reasons.at(size_t(f.reason));
+      if (reason.find("index out of range") != std::string::npos) reason += ": " + std::to_string(f.value);
+      out.failure = Failure{spec.binding, unflatten(t.shape, f.pos), reason, print_expr(spec.expr, &p)};
+      return out;
+    }
+    env[spec.binding] = result.get();
+    owned[spec.binding] = result;
+  }
+  for (const std::string& o : p.outputs) {
+    if (auto it = owned.find(o); it != owned.end()) out.outputs[o] = it->second;
+    else out.outputs[o] = std::make_shared<const Tensor>(*env.at(o));
+  }
+  return out;
+}
+
+IeeeOutcome run(const Program& p, const Inputs& in, const CpuOptions& opt) {
+  return CompiledProgram(p, opt).run(in);
+}
+
+}  // namespace stax::backends::cpu

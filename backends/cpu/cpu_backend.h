@@ -1,0 +1,58 @@
+// The CPU backend (issue 6): a program is normalised (transforms/normalize,
+// an exact transform), each binding becomes one JIT-compiled kernel
+// (codegen.h), and the kernels run in program order over a thread pool. The
+// result is bit-identical to the interpreter on the program — ⊥ included,
+// with the binding and the index — for every thread count.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/jit.h"
+#include "semantics/evaluator.h"
+
+namespace stax::backends::cpu {
+
+struct CpuOptions {
+  int threads = 1;       ///< 0: one per hardware thread
+  bool keep_ir = false;  ///< keep each kernel's optimised LLVM IR (CompiledProgram::ir)
+};
+
+struct KernelReport {
+  std::string binding;
+  std::string text;  ///< the binding as compiled, printed
+  double compile_ms = 0;
+  bool cached = false;
+  bool lanes = false;
+  int64_t parallel_extent = 1;
+  int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
+};
+
+/// A program compiled to kernels; runs any number of times.
+class CompiledProgram {
+ public:
+  /// Normalises and compiles. Throws CompileError (an internal error).
+  CompiledProgram(const sem::Program& p, const CpuOptions& opt = {});
+  ~CompiledProgram();
+  CompiledProgram(CompiledProgram&&) noexcept;
+
+  /// Inputs must pass sem::check_inputs. `run_ms`, when given, receives the
+  /// run time of each kernel. Throws sem::ResourceError on oversized tensors.
+  sem::IeeeOutcome run(const sem::Inputs& in, std::vector<double>* run_ms = nullptr) const;
+
+  /// The normalised program whose bindings are the kernels.
+  const sem::Program& program() const;
+  const std::vector<KernelReport>& kernels() const;
+  /// Optimised LLVM IR of kernel k (with CpuOptions::keep_ir).
+  std::string ir(size_t k) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Compiles and runs once.
+sem::IeeeOutcome run(const sem::Program& p, const sem::Inputs& in, const CpuOptions& opt = {});
+
+}  // namespace stax::backends::cpu
