@@ -445,7 +445,8 @@ Expr concat(const Args& a) {
     v = lb.op(ScalarOp::Select, {lb.op(ScalarOp::Lt, {i, bound}), vals[q], v});
   }
   v = lb.cast(v, t);
-  return make_expr({lb.tag(v), out}, MapE{std::move(lb.lam), std::move(args)});
+  DType rt = lb.tag(v);
+  return make_expr({rt, out}, MapE{std::move(lb.lam), std::move(args)});
 }
 
 Expr gather(const Args& a) {
@@ -649,7 +650,8 @@ Expr lower_node(const Node& n, const RuleEnv& env) {
       }
     }
     int32_t r = lb.op(ScalarOp::Select, {cv, v[0], v[1]});
-    return make_expr({lb.tag(r), shape}, MapE{std::move(lb.lam), std::move(args)});
+    DType rt = lb.tag(r);
+    return make_expr({rt, shape}, MapE{std::move(lb.lam), std::move(args)});
   }
   if (base == "sum" || base == "amax" || base == "amin" || base == "prod") {
     Expr x = a.tensor(0);

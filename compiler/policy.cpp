@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <set>
 
@@ -211,7 +212,7 @@ std::string layout_pass(Program& p) {
     const ViewShape& phys = std::get<ViewShape>(pv);
     std::vector<int64_t> inv(order.size());
     for (size_t q = 0; q < order.size(); ++q) inv[size_t(order[q])] = int64_t(q);
-    const ViewShape& back = std::get<ViewShape>(expand_permute(phys.shape, inv));
+    ViewShape back = std::get<ViewShape>(expand_permute(phys.shape, inv));
     b.expr = make_expr({b.expr->type.dtype, phys.shape}, ViewE{b.expr, phys.map});
     Expr stored = make_expr({b.expr->type.dtype, phys.shape}, NameE{b.name});
     Expr logical = make_expr({b.expr->type.dtype, s}, ViewE{stored, back.map});
@@ -456,8 +457,39 @@ void run_policies(Lowered& l, const Device& d) {
     l.cls = xform::weaker(l.cls, to_normal_form(p));
   }
   for (const Binding& b : p.bindings) l.kernels.push_back(loop_nest(b));
-  xform::Result merged = run(p, "merge-loops");
-  l.canonical = std::move(merged.program);
+  // The program form of the merges: merge-loops on each binding whose
+  // accesses are names, views of names or constants (the shapes it handles).
+  l.canonical = p;
+  for (const Binding& b : p.bindings) {
+    auto k = kernel_of(b.expr);
+    bool ok = true;
+    for (const Expr& a : k->accesses) {
+      if (std::holds_alternative<FullE>(a->p)) continue;
+      if (std::holds_alternative<NameE>(a->p)) ok = ok && a->type.shape == k->domain;
+      else if (const auto* v = std::get_if<ViewE>(&a->p)) ok = ok && std::holds_alternative<NameE>(v->src->p);
+      else ok = false;
+    }
+    if (!ok) continue;
+    // Merged in isolation: the binding over its operands as inputs.
+    Program one;
+    std::vector<std::string> free;
+    collect_free_names(b.expr, free);
+    std::set<std::string> seen;
+    for (const std::string& f : free)
+      if (seen.insert(f).second) one.inputs.push_back({f, *p.type_of(f), {}});
+    one.bindings.push_back(b);
+    one.outputs = {b.name};
+    xform::Result merged = run(one, "merge-loops");
+    std::vector<Binding> out;
+    for (const Binding& c : l.canonical.bindings) {
+      if (c.name != b.name) {
+        out.push_back(c);
+        continue;
+      }
+      for (const Binding& m : merged.program.bindings) out.push_back(m);
+    }
+    l.canonical.bindings = std::move(out);
+  }
   for (std::string& s : obligation_notes(p)) l.notes.push_back(std::move(s));
 }
 
