@@ -169,6 +169,7 @@ json record(const IterationResult& r, const std::optional<Reproducer>& rep, cons
     if (rep) {
       fj["repro"] = rep->stx;
       fj["command"] = rep->command;
+      fj["pipeline"] = rep->pipeline.empty() ? r.finding->pipeline : rep->pipeline;
       fj["size_before"] = rep->size_before;
       fj["size_after"] = rep->size_after;
       fj["shrink_tests"] = rep->tests;

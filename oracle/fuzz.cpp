@@ -283,9 +283,39 @@ std::string replay_command(const Finding& f, const Program& p, std::string_view 
   return cmd;
 }
 
-Reproducer shrink_finding(const Finding& f, const std::vector<BackendRunner>& runners, double seconds,
+namespace {
+
+/// The pipeline cut after its culprit, without the earlier steps the finding
+/// does not need.
+std::string shrink_pipeline(const Finding& f) {
+  auto steps = std::get<std::vector<xform::Step>>(xform::parse_pipeline(f.pipeline));
+  size_t last = 0;
+  while (last < steps.size() && steps[last].info->name != f.component) ++last;
+  if (last == steps.size()) return f.pipeline;
+  steps.resize(last + 1);
+  Finding g = f;
+  for (size_t k = 0; k + 1 < steps.size();) {
+    std::vector<xform::Step> fewer = steps;
+    fewer.erase(fewer.begin() + std::ptrdiff_t(k));
+    g.pipeline = join_steps(fewer);
+    if (reproduces(g, f.program, f.inputs, {})) {
+      steps = std::move(fewer);
+      continue;
+    }
+    ++k;
+  }
+  g.pipeline = join_steps(steps);
+  return reproduces(g, f.program, f.inputs, {}) ? g.pipeline : f.pipeline;
+}
+
+}  // namespace
+
+Reproducer shrink_finding(const Finding& original, const std::vector<BackendRunner>& runners, double seconds,
                           std::string_view mutant) {
+  Finding f = original;
+  if (f.kind == FindingKind::Transform) f.pipeline = shrink_pipeline(f);
   Reproducer rep;
+  rep.pipeline = f.pipeline;
   rep.size_before = print_program(f.program).size();
   ShrinkTarget target;
   target.fails = [&](const Program& q, const Inputs& in) { return reproduces(f, q, in, runners).has_value(); };

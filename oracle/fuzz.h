@@ -104,6 +104,7 @@ struct Reproducer {
   std::string stx;                                            ///< the minimal program
   std::vector<std::pair<std::string, std::string>> npy_files;  ///< file name, .npy bytes
   std::string command;  ///< replays it (`stax fuzz replay ...`), exit 1 when it still fails
+  std::string pipeline;  ///< the pipeline it needs (the culprit and the steps before it that matter)
   size_t size_before = 0, size_after = 0;  ///< printed program sizes
   int tests = 0;                           ///< predicate evaluations
 };

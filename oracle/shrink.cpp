@@ -1,5 +1,6 @@
 #include "oracle/shrink.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -207,6 +208,7 @@ class Shrinker {
       progress |= drop_bindings();
       progress |= replace_subexpressions();
       progress |= simplify_lambdas();
+      progress |= shrink_extents();
       progress |= shrink_literals();
     }
     simplify_inputs();
@@ -267,12 +269,32 @@ class Shrinker {
   bool drop_bindings() {
     bool any = false;
     if (try_program(prune(cur_))) any = true;
-    for (size_t k = 0; k < cur_.bindings.size();) {
+    {
+      // Inputs nothing reads.
+      std::vector<std::string> used(cur_.outputs);
+      for (const Binding& b : cur_.bindings) collect_free_names(b.expr, used);
+      Program q = cur_;
+      std::erase_if(q.inputs, [&](const Input& i) { return std::find(used.begin(), used.end(), i.name) == used.end(); });
+      if (q.inputs.size() < cur_.inputs.size() && try_program(q)) any = true;
+    }
+    for (size_t k = 0; k < cur_.bindings.size() && !out_of_budget();) {
       Program q = cur_;
       q.bindings.erase(q.bindings.begin() + std::ptrdiff_t(k));
       if (try_program(q)) {
         any = true;
         continue;
+      }
+      // Inline it into its users instead (an alias is renamed away).
+      const Binding& b = cur_.bindings[k];
+      bool output = std::find(cur_.outputs.begin(), cur_.outputs.end(), b.name) != cur_.outputs.end();
+      if (!output) {
+        const auto* alias = std::get_if<NameE>(&b.expr->p);
+        for (Binding& u : q.bindings)
+          u.expr = alias ? xform::rename(u.expr, b.name, alias->name) : xform::substitute(u.expr, b.name, b.expr);
+        if (try_program(q)) {
+          any = true;
+          continue;
+        }
       }
       ++k;
     }
@@ -284,8 +306,9 @@ class Shrinker {
     for (const Expr& k : xform::children(n))
       if (k->type == n->type) v.push_back(k);
     if (const auto* l = std::get_if<LetE>(&n->p)) v.push_back(xform::substitute(l->body, l->name, l->value));
+    const auto* name = std::get_if<NameE>(&n->p);
     for (const Input& i : cur_.inputs)
-      if (i.type == n->type && !std::holds_alternative<NameE>(n->p)) v.push_back(make_expr(n->type, NameE{i.name}));
+      if (i.type == n->type && (!name || name->name != i.name)) v.push_back(make_expr(n->type, NameE{i.name}));
     if (!std::holds_alternative<FullE>(n->p)) {
       v.push_back(make_expr(n->type, FullE{zero_of(n->type.dtype)}));
       v.push_back(make_expr(n->type, FullE{one_of(n->type.dtype)}));
@@ -352,6 +375,35 @@ class Shrinker {
     return any;
   }
 
+  /// Every occurrence of one integer at once (an extent appears in every
+  /// type that has it): v -> 1, v / 2, v - 1.
+  bool shrink_extents() {
+    bool any = false;
+    std::set<int64_t> values;
+    for (const Literal& l : literals(text_))
+      if (l.integer && l.end - l.begin < 10) values.insert(std::stoll(text_.substr(l.begin, l.end - l.begin)));
+    for (auto it = values.rbegin(); it != values.rend() && !out_of_budget(); ++it) {
+      int64_t v = *it;
+      if (v <= 1) continue;
+      for (int64_t c : {int64_t(1), v / 2, v - 1}) {
+        std::string t;
+        size_t at = 0;
+        for (const Literal& l : literals(text_)) {
+          t += text_.substr(at, l.begin - at);
+          std::string tok = text_.substr(l.begin, l.end - l.begin);
+          t += (l.integer && tok == std::to_string(v)) ? std::to_string(c) : tok;
+          at = l.end;
+        }
+        t += text_.substr(at);
+        if (try_text(t)) {
+          any = true;
+          break;
+        }
+      }
+    }
+    return any;
+  }
+
   bool shrink_literals() {
     bool any = false;
     for (size_t idx = 0; !out_of_budget(); ++idx) {
@@ -385,13 +437,13 @@ class Shrinker {
 
   void simplify_inputs() {
     for (const Input& i : cur_.inputs) {
-      Tensor& t = in_.at(i.name);
-      size_t w = size_t(dtype_bytes(t.dtype));
-      for (int64_t chunk = std::max<int64_t>(1, t.size()); chunk >= 1 && !out_of_budget(); chunk /= 2) {
-        for (int64_t s = 0; s < t.size() && !out_of_budget(); s += chunk) {
+      const int64_t n = in_.at(i.name).size();
+      size_t w = size_t(dtype_bytes(i.type.dtype));
+      for (int64_t chunk = std::max<int64_t>(1, n); chunk >= 1 && !out_of_budget(); chunk /= 2) {
+        for (int64_t s = 0; s < n && !out_of_budget(); s += chunk) {
           Inputs cand = in_;
           Tensor& c = cand.at(i.name);
-          int64_t e = std::min(t.size(), s + chunk);
+          int64_t e = std::min(n, s + chunk);
           std::memset(c.data.data() + size_t(s) * w, 0, size_t(e - s) * w);
           if (nonzero_elements(cand) >= nonzero_elements(in_)) continue;
           ++tests_;
