@@ -52,12 +52,40 @@ const LetE* outermost_let(const Expr& e, const ExprNode** node) {
   return nullptr;
 }
 
+/// view(map(g, a...), m) -> map(g, view(a, m)...) when the map cannot fail:
+/// a total map evaluated at fewer (or repeated) elements gives the same
+/// values, so the rewrite is exact, and the kernel reads its operands
+/// through the view instead of realizing the map. Bottom-up; counts rewrites.
+Expr push_views_into_maps(const Expr& e, Context& ctx, int& n) {
+  std::vector<Expr> kids = children(e);
+  bool changed = false;
+  for (Expr& k : kids) {
+    Expr nk = push_views_into_maps(k, ctx, n);
+    changed |= nk != k;
+    k = nk;
+  }
+  Expr cur = changed ? with_children(e, kids) : e;
+  const auto* v = std::get_if<ViewE>(&cur->p);
+  if (!v || !ctx.allow()) return cur;
+  const auto* m = std::get_if<MapE>(&v->src->p);
+  if (!m || expr_may_fail(v->src)) return cur;
+  std::vector<Expr> args;
+  for (const Expr& a : m->args)
+    args.push_back(make_expr(TensorType{a->type.dtype, cur->type.shape}, ViewE{a, v->map}, cur->loc));
+  ++n;
+  return make_expr(cur->type, MapE{m->fn, std::move(args)}, cur->loc);
+}
+
 }  // namespace
 
 bool is_kernel_normal_form(const Expr& e) { return offender(e) == nullptr && !std::holds_alternative<LetE>(e->p); }
 
 Result normalize(const Program& p, const Params& params, Context& ctx) {
   Result r{p, SemClass::Exact};
+  // fuse=0: no composition or fusion, which may only refine (they drop a
+  // view or a map that may fail); let hoisting, moving views under total
+  // maps and realization are exact.
+  const bool fuse = int_param(params, "fuse", 1) != 0;
   for (int round = 0; round < 64; ++round) {
     bool changed = false;
     // Hoist let-in values into bindings (realization).
@@ -74,7 +102,13 @@ Result normalize(const Program& p, const Params& params, Context& ctx) {
       changed = true;
     }
     int64_t before = ctx.count;
+    for (Binding& b : r.program.bindings) {
+      int n = 0;
+      b.expr = push_views_into_maps(b.expr, ctx, n);
+      if (n) ctx.note("normalize: moved " + std::to_string(n) + " view(s) under a total map in " + b.name);
+    }
     for (auto* step : {&compose_views, &fuse_maps}) {
+      if (!fuse) break;
       Result s = (*step)(r.program, params, ctx);
       r.program = std::move(s.program);
       r.cls = weaker(r.cls, s.cls);

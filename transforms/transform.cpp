@@ -33,7 +33,10 @@ const std::vector<TransformInfo>& registry() {
       {"fuse-maps", SemClass::Exact, "", "fuse a map into its map consumers, through views (Cor. 6.1)", fuse_maps},
       {"merge-loops", SemClass::Exact, "[binding=B:dim=J]", "merge adjacent domain dims J, J+1 (Prop. 6.3)",
        merge_loops},
-      {"normalize", SemClass::Exact, "", "bring every binding to kernel normal form", normalize},
+      {"normalize", SemClass::Exact, "[fuse=0|1]",
+       "bring every binding to kernel normal form (fuse=0: realization only, never composition or fusion, so "
+       "always exact)",
+       normalize},
       {"split-reduction", SemClass::Real, "[k=K:binding=B]",
        "split each reduction into K identity-padded segments (default ceil(sqrt(n))), then combine the partials "
        "(Listing 6.4); exact for max/min",

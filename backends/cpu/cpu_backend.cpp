@@ -40,8 +40,18 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
   impl_->opt = opt;
   const xform::TransformInfo* norm = xform::find_transform("normalize");
   if (!norm) throw CompileError("the normalize transform is not registered");
+  // The kernels must compute exactly P, ⊥ included: when composition or
+  // fusion only refines P (it dropped a view or map that may fail), compile
+  // the realization-only normal form instead.
   xform::Context ctx;
-  impl_->program = norm->run(p, {}, ctx).program;
+  xform::Result r = norm->run(p, {}, ctx);
+  if (r.cls != xform::SemClass::Exact) {
+    xform::Context ctx2;
+    r = norm->run(p, {{"fuse", "0"}}, ctx2);
+    if (r.cls != xform::SemClass::Exact)
+      throw CompileError("normalize:fuse=0 is not exact on:\n" + print_program(p));
+  }
+  impl_->program = std::move(r.program);
   Jit& jit = Jit::instance();
   if (opt.keep_ir) jit.set_keep_ir(true);
   for (const Binding& b : impl_->program.bindings) {

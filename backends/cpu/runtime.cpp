@@ -1,6 +1,7 @@
 #include "backends/cpu/runtime.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "semantics/dtype.h"
 #include "semantics/ieee_scalar.h"
@@ -75,6 +76,10 @@ const std::vector<RuntimeSymbol>& runtime_symbols() {
       sym("stax_rt_f64_to_i64", &stax_rt_f64_to_i64),
       sym("stax_rt_rand_f32", &stax_rt_rand_f32),
       sym("stax_rt_rand_f64", &stax_rt_rand_f64),
+      // The optimiser turns loops into these (loop idiom recognition).
+      sym("memset", static_cast<void* (*)(void*, int, size_t)>(&std::memset)),
+      sym("memcpy", static_cast<void* (*)(void*, const void*, size_t)>(&std::memcpy)),
+      sym("memmove", static_cast<void* (*)(void*, const void*, size_t)>(&std::memmove)),
       sym("stax_libm_expf", static_cast<float (*)(float)>(&::expf)),
       sym("stax_libm_exp", static_cast<double (*)(double)>(&::exp)),
       sym("stax_libm_logf", static_cast<float (*)(float)>(&::logf)),

@@ -1,0 +1,196 @@
+// The CPU backend against the interpreter, bit for bit (issue 6): every
+// example, generated programs before and after the lane/split transforms,
+// special values, f16/bf16, integer wrap and ⊥, thread counts 1 and 2; the
+// compile cache; no fast-math flag in the optimised IR; and every codegen
+// mutant caught (the deliberately wrong cases).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "backends/cpu/cpu_backend.h"
+#include "oracle/fuzz.h"
+#include "oracle/input_gen.h"
+#include "oracle/program_gen.h"
+#include "semantics/mutants.h"
+#include "semantics/printer.h"
+#include "tests/test_util.h"
+#include "transforms/transform.h"
+
+using namespace stax;
+using namespace stax::sem;
+namespace cpu = stax::backends::cpu;
+
+namespace {
+
+/// The first difference between the interpreter and the CPU backend (with
+/// `threads`) on P over the oracle's input kinds, or "".
+std::string difference(const Program& p, uint64_t seed, int threads = 1) {
+  cpu::CompiledProgram cp(p, {threads});
+  for (oracle::InputKind kind : oracle::kInputKinds) {
+    Inputs in = oracle::generate_inputs(p, kind, seed);
+    IeeeOutcome ref = eval_ieee(p, in);
+    IeeeOutcome got = cp.run(in);
+    if (auto d = oracle::outcome_difference(p, ref, got))
+      return std::string(oracle::input_kind_name(kind)) + " inputs: " + *d;
+  }
+  return "";
+}
+
+Program transformed(const Program& p, const std::string& spec) {
+  xform::Context ctx;
+  return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(xform::parse_pipeline(spec)), ctx).program;
+}
+
+Program parse(const std::string& s) { return test::parse_ok(s, "<cpu-test>"); }
+
+}  // namespace
+
+TEST_CASE("every example runs bit-identically on the CPU backend, 1 and 2 threads") {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(STAX_SOURCE_DIR) + "/examples")) {
+    if (e.path().extension() != ".stx") continue;
+    ParseResult r = parse_file(e.path().string());
+    REQUIRE(std::holds_alternative<Program>(r));
+    const Program& p = std::get<Program>(r);
+    INFO(e.path().string());
+    CHECK(difference(p, 7, 1) == "");
+    CHECK(difference(p, 8, 2) == "");
+    CHECK(difference(transformed(p, "interleave-lanes:w=16"), 9, 2) == "");
+    ++n;
+  }
+  CHECK(n >= 6);
+}
+
+TEST_CASE("1,000 generated programs: CPU bits equal the interpreter's") {
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 1000; ++seed) {
+    Program p = oracle::generate_program(seed);
+    std::string d = difference(p, seed);
+    INFO("seed " << seed << "\n" << print_program(p));
+    REQUIRE(d == "");
+    ++checked;
+  }
+  CHECK(checked == 1000);
+}
+
+TEST_CASE("generated programs after split/lane/pairwise transforms: CPU bits equal the interpreter's on T(P)") {
+  const char* pipelines[] = {"interleave-lanes:w=16", "split-reduction:k=3", "interleave-lanes:w=4:combine=seq",
+                             "pairwise:base=2", "numpy-pairwise"};
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 250; ++seed) {
+    Program p = oracle::generate_program(seed);
+    const char* spec = pipelines[seed % std::size(pipelines)];
+    Program t = transformed(p, spec);
+    INFO("seed " << seed << " " << spec << "\n" << print_program(t));
+    REQUIRE(difference(t, seed, seed % 2 ? 1 : 2) == "");
+    ++checked;
+  }
+  CHECK(checked == 250);
+}
+
+TEST_CASE("special values: NaN, signed zeros, subnormals, f16/bf16 rounding, integer wrap") {
+  Program p = parse(
+      "input x : f32[8]\ninput h : f16[8]\ninput b : bf16[8]\ninput k : i32[8]\n"
+      "let m : f32[8] = map(fn(a, c) => maximum(a, c), x, view(x, [8], (i) -> (7 - i)))\n"
+      "let n : f32[8] = map(fn(a) => minimum(relu(a), neg(a)), x)\n"
+      "let hh : f16[8] = map(fn(a, c) => add(mul(a, c), a), h, h)\n"
+      "let bb : bf16[8] = map(fn(a) => div(a, 3.0), b)\n"
+      "let kk : i32[8] = map(fn(a) => add(mul(a, 65537), 2147483647), k)\n"
+      "let s : f32[] = red(sum, -0.0, [8], x)\n"
+      "let am : i64[] = red(argmax, -inf, [8], x)\n"
+      "output m, n, hh, bb, kk, s, am\n");
+  Inputs in;
+  in["x"] = test::f32({8}, {test::kNaN, -0.0f, 0.0f, 1e-45f, -1e-40f, test::kInf, -3.5f, test::kNaN});
+  in["h"] = oracle::generate_inputs(p, oracle::InputKind::Special, 3).at("h");
+  in["b"] = oracle::generate_inputs(p, oracle::InputKind::Special, 4).at("b");
+  in["k"] = test::i32({8}, {0, 1, -1, 2147483647, -2147483647 - 1, 32768, 65536, 12345});
+  IeeeOutcome ref = eval_ieee(p, in);
+  REQUIRE_FALSE(ref.failure);
+  IeeeOutcome got = cpu::run(p, in);
+  CHECK(oracle::outcome_difference(p, ref, got) == std::nullopt);
+  // The deliberately wrong case: the same comparison notices one flipped bit.
+  IeeeOutcome bad = got;
+  auto t = std::make_shared<Tensor>(*bad.outputs.at("kk"));
+  t->data[0] ^= 1;
+  bad.outputs["kk"] = t;
+  CHECK(oracle::outcome_difference(p, ref, bad) != std::nullopt);
+}
+
+TEST_CASE("⊥ on the CPU backend: the same binding fails, with the index") {
+  SECTION("integer division by zero") {
+    Program p = parse("input a : i32[4]\ninput b : i32[4]\nlet y : i32[4] = map(fn(x, z) => floordiv(x, z), a, b)\noutput y\n");
+    Inputs in{{"a", test::i32({4}, {7, -7, 1, 2})}, {"b", test::i32({4}, {2, 2, 0, -1})}};
+    IeeeOutcome ref = eval_ieee(p, in), got = cpu::run(p, in);
+    REQUIRE(ref.failure);
+    REQUIRE(got.failure);
+    CHECK(got.failure->binding == "y");
+    CHECK(got.failure->index == std::vector<int64_t>{2});
+    CHECK(test::contains(got.failure->reason, "by zero"));
+  }
+  SECTION("gather out of range, negative indices wrap") {
+    Program p = parse(
+        "input x : f32[5]\ninput j : i64[3]\nlet y : f32[3] = view(x, [3], (i) -> (load(j, i)))\noutput y\n");
+    Inputs ok{{"x", test::f32({5}, {1, 2, 3, 4, 5})}, {"j", test::i64({3}, {-1, 0, 4})}};
+    IeeeOutcome got = cpu::run(p, ok);
+    REQUIRE_FALSE(got.failure);
+    CHECK(test::elems<float>(*got.outputs.at("y")) == std::vector<float>{5, 1, 5});
+    Inputs bad{{"x", test::f32({5}, {1, 2, 3, 4, 5})}, {"j", test::i64({3}, {0, 5, -6})}};
+    IeeeOutcome ref = eval_ieee(p, bad);
+    got = cpu::run(p, bad);
+    REQUIRE(ref.failure);
+    REQUIRE(got.failure);
+    CHECK(got.failure->index == std::vector<int64_t>{1});
+    CHECK(test::contains(got.failure->reason, "out of range"));
+  }
+}
+
+TEST_CASE("thread counts 1 and 2 give identical bits on a large reduction") {
+  Program p = parse("input x : f32[300, 1000]\nlet y : f32[300] = red(sum, 0.0, [1000], map(exp, x))\noutput y\n");
+  Inputs in = oracle::generate_inputs(p, oracle::InputKind::Normal, 5);
+  IeeeOutcome one = cpu::run(p, in, {1}), two = cpu::run(p, in, {2});
+  CHECK(oracle::outcome_difference(p, one, two) == std::nullopt);
+  CHECK(oracle::outcome_difference(p, eval_ieee(p, in), two) == std::nullopt);
+}
+
+TEST_CASE("the compile cache serves a kernel it has seen; the IR carries no fast-math flag") {
+  Program p = parse(
+      "input x : f32[64, 32]\nlet y : f32[64] = red(sum, 0.0, [32], map(fn(a) => add(mul(a, a), exp(a)), x))\n"
+      "output y\n");
+  Program t = transformed(p, "interleave-lanes:w=16");
+  cpu::CompiledProgram first(t, {1, true});
+  cpu::CompiledProgram second(t, {1, true});
+  for (const auto& k : second.kernels()) CHECK(k.cached);
+  bool lanes = false;
+  for (size_t k = 0; k < first.kernels().size(); ++k) {
+    lanes |= first.kernels()[k].lanes;
+    std::string ir = first.ir(k);
+    if (first.kernels()[k].cached) continue;
+    REQUIRE_FALSE(ir.empty());
+    for (const char* flag : {" fast ", " contract ", " reassoc ", " nnan ", " ninf ", " afn ", " arcp "})
+      CHECK_FALSE(test::contains(ir, flag));
+  }
+  CHECK(lanes);
+}
+
+TEST_CASE("every codegen mutant is caught by the bit-for-bit comparison") {
+  struct Case {
+    const char* mutant;
+    const char* program;
+  };
+  const Case cases[] = {
+      {"fma-contract", "input a : f32[64]\ninput b : f32[64]\nlet y : f32[64] = map(fn(x, z) => add(mul(x, z), 0.1), a, b)\noutput y\n"},
+      {"max-drops-nan", "input a : f32[64]\nlet y : f32[64] = map(fn(x) => maximum(x, 0.5), a)\noutput y\n"},
+      {"addr32-overflow",
+       "input a : f32[7]\nlet y : f32[64] = view(a, [64], (i) -> ((i * 4294967311) % 7))\noutput y\n"},
+      {"neg-index-unwrapped",
+       "input a : f32[8]\ninput j : i64[8]\nlet y : f32[8] = view(a, [8], (i) -> (load(j, i)))\noutput y\n"},
+      {"log-exp", "input a : f32[64]\nlet y : f32[64] = map(fn(x) => log(exp(mul(x, 100.0))), a)\noutput y\n"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.mutant);
+    Program p = parse(c.program);
+    CHECK(difference(p, 11) == "");  // the product is right
+    ScopedMutant m(c.mutant);
+    CHECK(difference(p, 11) != "");  // the mutant is not
+  }
+}
