@@ -189,6 +189,7 @@ IterationResult fuzz_one(uint64_t seed, const FuzzOptions& opt, const std::vecto
   res.times.generate = since(t0);
   std::vector<xform::Step> steps = random_pipeline(seed, opt);
   res.pipeline = join_steps(steps);
+  res.backends.push_back("interp");  // the reference: T(P) always runs on it
   for (const BackendRunner& b : runners) res.backends.push_back(b.name);
 
   auto t1 = Clock::now();

@@ -64,7 +64,7 @@ struct IterationResult {
   uint64_t seed = 0;
   std::string pipeline;
   std::string cls;
-  std::vector<std::string> backends;  ///< runners compared (interp is always the reference)
+  std::vector<std::string> backends;  ///< "interp" (the reference), then the runners compared with it
   /// "ok", "finding", "refused" (bad parameters for this program), "not-checkable"
   /// (class real without a bound model), "resource" (a size limit).
   std::string status = "ok";
