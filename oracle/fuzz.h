@@ -20,6 +20,13 @@
 
 namespace stax::oracle {
 
+/// The generator's defaults with rand leaves (CSE must never merge two).
+inline GenOptions with_rand() {
+  GenOptions g;
+  g.allow_rand = true;
+  return g;
+}
+
 /// A backend under test: runs a program on inputs, like eval_ieee does.
 /// It may throw (an unsupported program): that is counted, not a finding.
 struct BackendRunner {
@@ -28,7 +35,7 @@ struct BackendRunner {
 };
 
 struct FuzzOptions {
-  GenOptions gen;
+  GenOptions gen = with_rand();
   int trials = 4;          ///< input sets per transform check (the oracle's kinds in turn)
   int backend_trials = 2;  ///< input sets per backend comparison
   int max_steps = 3;       ///< transforms per pipeline

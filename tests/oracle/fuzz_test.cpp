@@ -88,9 +88,11 @@ std::map<int64_t, std::string> outcomes(const std::string& db) {
 
 TEST_CASE("fuzz: generator determinism, with rand leaves and wide index maps") {
   int rand_programs = 0, wide = 0;
+  oracle::GenOptions g = oracle::with_rand();
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    std::string a = oracle::generate_program_text(seed);
-    REQUIRE(a == oracle::generate_program_text(seed));
+    std::string a = oracle::generate_program_text(seed, g);
+    REQUIRE(a == oracle::generate_program_text(seed, g));
+    CHECK(oracle::generate_program_text(seed).find("rand(") == std::string::npos);
     rand_programs += a.find("rand(") != std::string::npos;
     wide += a.find("65537*65537") != std::string::npos || a.find("2147483647*") != std::string::npos;
   }
