@@ -312,6 +312,10 @@ std::optional<std::string> run_campaign(const CampaignOptions& in, const std::ve
     opt.fuzz.max_steps = std::stoi(params["max_steps"]);
     opt.fuzz.gen.max_bindings = std::stoi(params["max_bindings"]);
     opt.fuzz.gen.max_extent = std::stoll(params["max_extent"]);
+    // An open-range campaign resumed without --time gets what is left of its own.
+    if (!opt.count && opt.time_limit <= 0 && !params["time"].empty())
+      opt.time_limit = std::stod(params["time"]) - read_meta(db, "elapsed");
+    if (!opt.count && opt.time_limit <= 0 && opt.stop_after_findings <= 0) opt.count = 0;  // its time is spent
   } else {
     if (!opt.count && opt.time_limit <= 0) return "a campaign needs --count N or --time SEC";
     db.exec("BEGIN");
