@@ -8,6 +8,7 @@
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "transforms/expr_util.h"
+#include "transforms/index_simplify.h"
 
 namespace stax::oracle {
 
@@ -309,6 +310,18 @@ class Shrinker {
     const auto* name = std::get_if<NameE>(&n->p);
     for (const Input& i : cur_.inputs)
       if (i.type == n->type && (!name || name->name != i.name)) v.push_back(make_expr(n->type, NameE{i.name}));
+    if (const auto* view = std::get_if<ViewE>(&n->p)) {
+      // Index maps: simplified (noise such as `(0*i + 0) % 1` goes), then one
+      // component at a time replaced by 0 (always in range of a non-empty dim).
+      IndexMap s = xform::simplify_map(view->map, n->type.shape);
+      if (!(s == view->map)) v.push_back(make_expr(n->type, ViewE{view->src, s}));
+      for (size_t k = 0; k < view->map.exprs.size(); ++k) {
+        if (view->map.exprs[k]->kind == IExprNode::Kind::Const) continue;
+        IndexMap z = view->map;
+        z.exprs[k] = iconst(0);
+        v.push_back(make_expr(n->type, ViewE{view->src, z}));
+      }
+    }
     if (!std::holds_alternative<FullE>(n->p)) {
       v.push_back(make_expr(n->type, FullE{zero_of(n->type.dtype)}));
       v.push_back(make_expr(n->type, FullE{one_of(n->type.dtype)}));
