@@ -151,7 +151,7 @@ int bench_command(const BenchOptions& o) {
       else std::printf("interpreter: %.3f ms (median of %d)\n", median(ms), o.repeats);
       return 0;
     }
-    backends::cpu::CompiledProgram cp(p, {threads, o.dump_ir});
+    backends::cpu::CompiledProgram cp(p, {threads, o.dump_ir, o.opt_level});
     const auto& ks = cp.kernels();
     std::vector<std::vector<double>> samples(ks.size());
     std::vector<double> total;
@@ -186,11 +186,15 @@ int bench_command(const BenchOptions& o) {
       std::string shape = std::string(kr.lanes ? "lanes" : (kr.text.rfind("red(", 0) == 0 ? "fold" : "pointwise")) +
                           ", parallel over " + std::to_string(kr.parallel_extent);
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
+                      {"compile_parts_ms", {{"emit", kr.emit_ms}, {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms}}},
                       {"cached", kr.cached}, {"run_ms", run}, {"bytes", bytes}, {"gb_per_s", gbs},
                       {"copy_gb_per_s", cgbs}, {"ratio_to_copy", ratio}, {"shape", shape}});
       if (!o.json)
         std::printf("%-12s %10.2f %10.3f %10.2f %9.2f %11.2f %7.2f  %s\n", kr.binding.c_str(), kr.compile_ms, run,
                     double(bytes) / 1e6, gbs, cgbs, ratio, shape.c_str());
+      if (!o.json && !kr.cached)
+        std::printf("%-12s   (compile: emit %.2f, optimise %.2f, machine code %.2f ms)\n", "", kr.emit_ms,
+                    kr.optimise_ms, kr.codegen_ms);
       if (o.dump_ir) std::cerr << "; kernel " << kr.binding << "\n" << cp.ir(k) << "\n";
     }
     out["kernels"] = rows;

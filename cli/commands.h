@@ -203,6 +203,7 @@ struct BenchOptions {
   int repeats = 10;
   bool json = false;
   bool dump_ir = false;
+  int opt_level = 3;
 };
 /// Per kernel: JIT compile time, median run time, bytes moved, GB/s, and the
 /// bandwidth of a plain copy of the same number of bytes in the same run.

@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
   bench->add_option("--random-inputs", bn.seed, "seed of the drawn inputs");
   bench->add_option("--threads", bn.threads, "threads (0: all)");
   bench->add_option("--repeats", bn.repeats, "timed runs (the median is reported)");
+  bench->add_option("--opt-level", bn.opt_level, "LLVM pipeline O0..O3")->check(CLI::Range(0, 3));
   bench->add_flag("--dump-ir", bn.dump_ir, "print each kernel's optimised LLVM IR to stderr");
   bench->add_flag("--json", bn.json, "one JSON document");
 

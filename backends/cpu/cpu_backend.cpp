@@ -62,12 +62,15 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     std::string key = kernel_key(spec);
     CompiledKernel k = jit.compile(key, [&](llvm::Module& m, const std::string& fname) {
       return emit_kernel(m, fname, spec);
-    });
+    }, opt.opt_level);
     KernelShape ks = kernel_shape(spec);
     KernelReport r;
     r.binding = b.name;
     r.text = print_expr(b.expr, &impl_->program);
     r.compile_ms = k.compile_ms;
+    r.emit_ms = k.emit_ms;
+    r.optimise_ms = k.optimise_ms;
+    r.codegen_ms = k.codegen_ms;
     r.cached = k.cached;
     r.lanes = ks.lanes;
     r.parallel_extent = ks.parallel_extent;

@@ -17,12 +17,14 @@ namespace stax::backends::cpu {
 struct CpuOptions {
   int threads = 1;       ///< 0: one per hardware thread
   bool keep_ir = false;  ///< keep each kernel's optimised LLVM IR (CompiledProgram::ir)
+  int opt_level = 3;     ///< LLVM pipeline O0..O3 (bits never depend on it; speed and compile time do)
 };
 
 struct KernelReport {
   std::string binding;
   std::string text;  ///< the binding as compiled, printed
   double compile_ms = 0;
+  double emit_ms = 0, optimise_ms = 0, codegen_ms = 0;
   bool cached = false;
   bool lanes = false;
   int64_t parallel_extent = 1;

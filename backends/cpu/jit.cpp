@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -30,32 +31,75 @@ std::string take_error(llvm::Error e) {
   return os.str();
 }
 
+/// One LLJIT per optimisation level: the machine-code generator's level is
+/// fixed when an LLJIT is built.
+struct Engine {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> tm;
+};
+
+Engine make_engine(int level) {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) throw CompileError("LLVM cannot target this host: " + take_error(jtmb.takeError()));
+  const llvm::CodeGenOpt::Level cg[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less, llvm::CodeGenOpt::Default,
+                                        llvm::CodeGenOpt::Aggressive};
+  jtmb->setCodeGenOptLevel(cg[level]);
+  // Exactness: never fuse a multiply and an add the program did not fuse.
+  jtmb->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
+  jtmb->getOptions().UnsafeFPMath = false;
+  jtmb->getOptions().NoInfsFPMath = false;
+  jtmb->getOptions().NoNaNsFPMath = false;
+  Engine e;
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) throw CompileError("LLVM target machine: " + take_error(tm.takeError()));
+  e.tm = std::move(*tm);
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  if (!jit) throw CompileError("LLJIT: " + take_error(jit.takeError()));
+  e.jit = std::move(*jit);
+  // Runtime and libm symbols by address (runtime.h).
+  llvm::orc::SymbolMap syms;
+  auto& es = e.jit->getExecutionSession();
+  for (const RuntimeSymbol& s : runtime_symbols())
+    syms[es.intern(s.name)] = llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(s.address),
+                                                       llvm::JITSymbolFlags::Exported);
+  if (auto err = e.jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(syms))))
+    throw CompileError("defining runtime symbols: " + take_error(std::move(err)));
+  return e;
+}
+
 }  // namespace
 
 struct Jit::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::unique_ptr<llvm::TargetMachine> tm;
+  Engine engines[4];
   mutable std::mutex mu;
   std::map<std::string, std::pair<KernelFn, std::vector<std::string>>> cache;
   std::map<std::string, std::string> ir;
   bool keep_ir = false;
   int64_t counter = 0;
 
-  void optimise(llvm::Module& m) {
+  Engine& engine(int level) {
+    if (!engines[level].jit) engines[level] = make_engine(level);
+    return engines[level];
+  }
+
+  void optimise(llvm::Module& m, int level) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
     llvm::PipelineTuningOptions pto;
-    pto.LoopVectorization = true;
-    pto.SLPVectorization = true;
-    llvm::PassBuilder pb(tm.get(), pto);
+    pto.LoopVectorization = level >= 2;
+    pto.SLPVectorization = level >= 2;
+    llvm::PassBuilder pb(engine(level).tm.get(), pto);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    const llvm::OptimizationLevel levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+                                              llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+    llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
+                                             : pb.buildPerModuleDefaultPipeline(levels[level]);
     mpm.run(m, mam);
   }
 };
@@ -63,28 +107,6 @@ struct Jit::Impl {
 Jit::Jit() : impl_(new Impl) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb) throw CompileError("LLVM cannot target this host: " + take_error(jtmb.takeError()));
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
-  // Exactness: never fuse a multiply and an add the program did not fuse.
-  jtmb->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
-  jtmb->getOptions().UnsafeFPMath = false;
-  jtmb->getOptions().NoInfsFPMath = false;
-  jtmb->getOptions().NoNaNsFPMath = false;
-  auto tm = jtmb->createTargetMachine();
-  if (!tm) throw CompileError("LLVM target machine: " + take_error(tm.takeError()));
-  impl_->tm = std::move(*tm);
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
-  if (!jit) throw CompileError("LLJIT: " + take_error(jit.takeError()));
-  impl_->jit = std::move(*jit);
-  // Runtime and libm symbols by address (runtime.h).
-  llvm::orc::SymbolMap syms;
-  auto& es = impl_->jit->getExecutionSession();
-  for (const RuntimeSymbol& s : runtime_symbols())
-    syms[es.intern(s.name)] = llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(s.address),
-                                                       llvm::JITSymbolFlags::Exported);
-  if (auto err = impl_->jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(syms))))
-    throw CompileError("defining runtime symbols: " + take_error(std::move(err)));
 }
 
 Jit::~Jit() { delete impl_; }
@@ -110,17 +132,23 @@ int64_t Jit::compiled_count() const {
   return impl_->counter;
 }
 
-CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit) {
+CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int opt_level) {
+  opt_level = std::clamp(opt_level, 0, 3);
   // The active mutant changes code generation: it is part of the key.
-  std::string key = std::string(sem::active_mutant()) + "\n" + key_text;
+  std::string key = std::string(sem::active_mutant()) + "\nO" + std::to_string(opt_level) + "\n" + key_text;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (auto it = impl_->cache.find(key); it != impl_->cache.end()) return {it->second.first, it->second.second, 0.0, true};
+  if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
+    CompiledKernel k{it->second.first, it->second.second};
+    k.cached = true;
+    return k;
+  }
   auto t0 = std::chrono::steady_clock::now();
   std::string fname = "stax_kernel_" + std::to_string(impl_->counter++);
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>(fname, *ctx);
-  mod->setDataLayout(impl_->tm->createDataLayout());
-  mod->setTargetTriple(impl_->tm->getTargetTriple().str());
+  Engine& eng = impl_->engine(opt_level);
+  mod->setDataLayout(eng.tm->createDataLayout());
+  mod->setTargetTriple(eng.tm->getTargetTriple().str());
   std::vector<std::string> reasons = emit(*mod, fname);
   std::string verr;
   llvm::raw_string_ostream vos(verr);
@@ -130,21 +158,29 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit) {
     mod->print(os, nullptr);
     throw CompileError("invalid LLVM IR for kernel:\n" + key_text + "\n" + vos.str() + "\n" + os.str());
   }
-  impl_->optimise(*mod);
+  auto t1 = std::chrono::steady_clock::now();
+  impl_->optimise(*mod, opt_level);
+  auto t2 = std::chrono::steady_clock::now();
   if (impl_->keep_ir) {
     std::string ir;
     llvm::raw_string_ostream os(ir);
     mod->print(os, nullptr);
     impl_->ir[key_text] = os.str();
   }
-  if (auto err = impl_->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+  if (auto err = eng.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     throw CompileError("JIT failed for kernel:\n" + key_text + "\n" + take_error(std::move(err)));
-  auto addr = impl_->jit->lookup(fname);
+  auto addr = eng.jit->lookup(fname);
   if (!addr) throw CompileError("JIT lookup failed for kernel:\n" + key_text + "\n" + take_error(addr.takeError()));
   KernelFn fn = addr->toPtr<KernelFn>();
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto t3 = std::chrono::steady_clock::now();
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   impl_->cache.emplace(key, std::make_pair(fn, reasons));
-  return {fn, std::move(reasons), ms, false};
+  CompiledKernel k{fn, std::move(reasons)};
+  k.compile_ms = ms(t0, t3);
+  k.emit_ms = ms(t0, t1);
+  k.optimise_ms = ms(t1, t2);
+  k.codegen_ms = ms(t2, t3);
+  return k;
 }
 
 }  // namespace stax::backends::cpu

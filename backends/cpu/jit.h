@@ -32,6 +32,7 @@ struct CompiledKernel {
   KernelFn fn = nullptr;
   std::vector<std::string> reasons;  ///< the kernel's failure reasons, by FailRecord::reason
   double compile_ms = 0;  ///< IR emission, optimisation and machine code; 0 when cached
+  double emit_ms = 0, optimise_ms = 0, codegen_ms = 0;  ///< its parts
   bool cached = false;
 };
 
@@ -47,7 +48,9 @@ class Jit {
 
   /// The kernel for `key` from the cache, or emits, optimises and compiles
   /// it. Thread-safe. `key` must determine the emitted code completely.
-  CompiledKernel compile(const std::string& key, const EmitFn& emit);
+  /// `opt_level` 0-3 selects the pass pipeline (O0..O3) and the code
+  /// generator's level; no level changes a bit of the results.
+  CompiledKernel compile(const std::string& key, const EmitFn& emit, int opt_level = 2);
 
   /// The optimised LLVM IR of a kernel compiled (not cached) with this key
   /// when `keep_ir` was set; empty otherwise.
