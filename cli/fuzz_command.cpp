@@ -9,6 +9,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "backends/cpu/cpu_backend.h"
 #include "cli/commands.h"
 #include "oracle/campaign.h"
 #include "oracle/fuzz.h"
@@ -32,8 +33,15 @@ std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
     // The interpreter is the reference every backend is compared with; it
     // always runs and needs no runner of its own.
     if (name == "interp") {
+    } else if (name == "cpu" || name == "cpu-o0") {
+      // cpu: LLVM O3, as users run it; cpu-o0: quick to compile, for
+      // throughput (the bits never depend on the level).
+      int level = name == "cpu" ? 3 : 0;
+      r.push_back({name, [level](const Program& p, const Inputs& in) {
+                     return backends::cpu::run(p, in, {1, false, level});
+                   }});
     } else {
-      throw std::invalid_argument("unknown backend '" + name + "' (known: interp)");
+      throw std::invalid_argument("unknown backend '" + name + "' (known: interp, cpu, cpu-o0)");
     }
     i = j + 1;
   }

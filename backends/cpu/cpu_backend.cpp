@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "backends/cpu/codegen.h"
@@ -34,6 +35,18 @@ struct CompiledProgram::Impl {
   std::vector<CompiledKernel> compiled;
   std::vector<KernelReport> reports;
   std::vector<std::string> keys;
+  // Buffers of earlier runs, reused once the caller has let go of them (a
+  // caching allocator: fresh pages would make every run pay page faults).
+  mutable std::mutex pool_mu;
+  mutable std::vector<std::shared_ptr<Tensor>> pool;
+
+  std::shared_ptr<Tensor> buffer(size_t k, const TensorType& t) const {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (pool.size() <= k) pool.resize(k + 1);
+    std::shared_ptr<Tensor>& b = pool[k];
+    if (!b || b.use_count() != 1) b = std::make_shared<Tensor>(Tensor::uninitialized(t.dtype, t.shape));
+    return b;
+  }
 };
 
 CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl_(std::make_unique<Impl>()) {
@@ -107,7 +120,7 @@ IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) 
     if (num_elements(t.shape) > kMaxElements)
       throw ResourceError{"tensor " + type_str(t) + " has " + std::to_string(num_elements(t.shape)) +
                           " elements, over the limit of " + std::to_string(kMaxElements)};
-    auto result = std::make_shared<Tensor>(Tensor::uninitialized(t.dtype, t.shape));
+    std::shared_ptr<Tensor> result = impl_->buffer(k, t);
     std::vector<void*> bufs{result->data.data()};
     for (size_t i = 1; i < spec.names.size(); ++i) bufs.push_back(const_cast<uint8_t*>(env.at(spec.names[i])->data.data()));
     KernelShape ks = kernel_shape(spec);
