@@ -1,9 +1,10 @@
+#!/usr/bin/python3
 """CPU backend benchmarks (issue 6): each program of bench/programs/ through
 `stax bench --json` with 1 and 2 threads, against NumPy computing the same
 thing (writing every intermediate) in the same run. Prints a Markdown table;
 `--out FILE` also writes it.
 
-    python3 bench/cpu_bench.py [--stax build/cli/stax] [--repeats 5] [--out F]
+    /usr/bin/python3 bench/cpu_bench.py [--stax build/cli/stax] [--repeats 5] [--out F]
 
 Ratios are what matter on a noisy machine: each fused kernel's bandwidth
 against a plain parallel copy of the same bytes measured by `stax bench` in
@@ -101,7 +102,7 @@ def main():
         main2 = max(two["kernels"], key=lambda k: k["bytes"])
         compile_ms = max(k["compile_ms"] for k in one["kernels"])
         name = prog + (f" (`{transform}`)" if transform else "")
-        np_txt = f"{np_ms:.1f}" if np_ms else "n/a (no erf: python3-scipy missing)"
+        np_txt = f"{np_ms:.1f}" if np_ms else "n/a (no erf: run scripts/setup.sh)"
         speed = f"{np_ms / one['total_ms']:.2f}x" if np_ms else "n/a"
         rows.append(f"| {name} | {one['total_ms']:.1f} | {two['total_ms']:.1f} | {np_txt} | {speed} | "
                     f"{main1['ratio_to_copy']:.2f} / {main2['ratio_to_copy']:.2f} | {compile_ms:.1f} | "
