@@ -306,6 +306,12 @@ class Gen {
       }
     }
     bool flt = sem::is_float(want);
+    // Shapes compilers rewrite: a product added to a value (FMA contraction)
+    // and log(exp(x)) (a peephole that is wrong for overflow and NaN).
+    if (flt && coin(0.06)) {
+      if (coin(0.5)) return sop(ScalarOp::Log, {sop(ScalarOp::Exp, {sx(L, want, d)})});
+      return sop(ScalarOp::Add, {sop(ScalarOp::Mul, {sx(L, want, d), s_or_const(L, want, d)}), s_or_const(L, want, d)});
+    }
     switch (weighted({1.2, flt ? 3.5 : 0.0, 4, 1.2, flt ? 0.4 : 0.0, 0.5, 0.7, 0.7})) {
       case 0: {
         ScalarOp op = pick(kUnaryNum);
