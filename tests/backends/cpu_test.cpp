@@ -196,3 +196,32 @@ TEST_CASE("every codegen mutant is caught by the bit-for-bit comparison") {
     CHECK(difference(p, 11) != "");  // the mutant is not
   }
 }
+
+TEST_CASE("stax run/check/bench with --backend cpu, end to end") {
+  auto dir = test::scratch("cpu_cli");
+  std::string ex = std::string(STAX_SOURCE_DIR) + "/examples/example_5_1_forward.stx";
+  test::Run interp = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4");
+  test::Run cpu = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4 --backend cpu --threads 2");
+  REQUIRE(interp.code == 0);
+  CHECK(cpu.code == 0);
+  CHECK(cpu.out == interp.out);  // the same values, printed with their bits
+
+  test::Run check = test::run_stax(dir, "check " + ex + " --transform normalize,interleave-lanes:w=4 --backend cpu --trials 4");
+  CHECK(check.code == 0);
+  CHECK(test::contains(check.out, "bit-identical to the interpreter"));
+
+  auto small = test::write(dir, "small.stx",
+                           "input x : f32[64, 256]\nlet y : f32[64] = red(sum, 0.0, [256], map(exp, x))\noutput y\n");
+  test::Run bench = test::run_stax(dir, "bench " + small.string() + " --transform interleave-lanes:w=16 --repeats 2 --json");
+  CHECK(bench.code == 0);
+  CHECK(test::contains(bench.out, "\"ratio_to_copy\""));
+  CHECK(test::contains(bench.out, "identical to the interpreter"));
+
+  // Deliberately wrong uses: an unknown backend, the real semantics on a
+  // compiled backend, a missing file.
+  CHECK(test::run_stax(dir, "run " + ex + " --backend gpu --random-inputs 1").code == 2);
+  CHECK(test::run_stax(dir, "run " + ex + " --backend cpu --semantics real --random-inputs 1").code == 2);
+  test::Run missing = test::run_stax(dir, "bench " + (dir / "nope.stx").string());
+  CHECK(missing.code == 2);
+  CHECK_FALSE(missing.err.empty());
+}
