@@ -737,13 +737,16 @@ std::optional<std::string> unsupported(const Expr& e) { return unsupported_below
 // Up to 16 lanes (interleave-lanes:w=16 fills one AVX-512 or two AVX2
 // registers of f32); wider innermost outputs keep one accumulator at a time.
 constexpr int64_t kMaxLanes = 16;
+// Short folds (the combine steps of a lane or tree reduction) gain nothing
+// from lanes and only cost compile time.
+constexpr int64_t kMinLaneFold = 8;
 
 KernelShape kernel_shape(const KernelSpec& s) {
   KernelShape k;
   const Shape& out = s.types[0].shape;
   if (const auto* r = std::get_if<RedE>(&s.expr->p)) {
     int64_t lanes = out.empty() ? 0 : out.back();
-    k.lanes = !red_is_arg(r->op) && lanes >= 2 && lanes <= kMaxLanes && num_elements(r->extents) > 1;
+    k.lanes = !red_is_arg(r->op) && lanes >= 2 && lanes <= kMaxLanes && num_elements(r->extents) >= kMinLaneFold;
     if (k.lanes) {
       k.parallel_extent = out.size() >= 2 ? out[0] : 1;
       return k;

@@ -156,7 +156,7 @@ TEST_CASE("thread counts 1 and 2 give identical bits on a large reduction") {
 
 TEST_CASE("the compile cache serves a kernel it has seen; the IR carries no fast-math flag") {
   Program p = parse(
-      "input x : f32[64, 32]\nlet y : f32[64] = red(sum, 0.0, [32], map(fn(a) => add(mul(a, a), exp(a)), x))\n"
+      "input x : f32[64, 256]\nlet y : f32[64] = red(sum, 0.0, [256], map(fn(a) => add(mul(a, a), exp(a)), x))\n"
       "output y\n");
   Program t = transformed(p, "interleave-lanes:w=16");
   cpu::CompiledProgram first(t, {1, true});
