@@ -360,7 +360,12 @@ Value* Emitter::float_op(ScalarOp op, std::span<Value* const> a) {
           }
       }
       return b_.CreateFAdd(a[0], a[1]);
-    case ScalarOp::Sub: return b_.CreateFSub(a[0], a[1]);
+    case ScalarOp::Sub:
+      if (mutant_active("fma-contract") && is_fmul(a[0])) {  // a*b - c contracted as well
+        auto* mul = llvm::cast<llvm::BinaryOperator>(a[0]);
+        return intrinsic(llvm::Intrinsic::fma, {mul->getOperand(0), mul->getOperand(1), b_.CreateFNeg(a[1])});
+      }
+      return b_.CreateFSub(a[0], a[1]);
     case ScalarOp::Mul: return b_.CreateFMul(a[0], a[1]);
     case ScalarOp::Div: return b_.CreateFDiv(a[0], a[1]);
     case ScalarOp::Mod:
