@@ -20,6 +20,11 @@ try:
 except ImportError:
     np_erf = None
 
+try:
+    import torch  # Debian python3-torch, optional
+except ImportError:
+    torch = None
+
 
 def numpy_example_1_1(rng):
     a = rng.standard_normal((4096, 4096), dtype=np.float32)
@@ -53,11 +58,35 @@ def numpy_chain6(rng):
     return lambda: (np.maximum((a + b) * np.float32(0.5), np.float32(0)) - a) * (b + np.float32(1))
 
 
+def torch_example_1_1(threads):
+    a, b = torch.randn(4096, 4096), torch.randn(4096, 4096)
+    return lambda: (torch.relu(a + b) * 2).sum(dim=1)
+
+
+def torch_softmax(threads):
+    x = torch.randn(4096, 4096)
+    return lambda: torch.softmax(x, dim=1)
+
+
+def torch_gelu_backward(threads):
+    h = torch.randn(1 << 24)
+    def f():
+        cdf = 0.5 * (1 + torch.erf(h * 0.70710677))
+        pdf = 0.3989423 * torch.exp(-0.5 * h * h)
+        return 1.5 * (cdf + h * pdf)
+    return f
+
+
+def torch_chain6(threads):
+    a, b = torch.randn(1 << 24), torch.randn(1 << 24)
+    return lambda: (torch.clamp_min((a + b) * 0.5, 0) - a) * (b + 1)
+
+
 PROGRAMS = [
-    ("example_1_1", "interleave-lanes:w=16", numpy_example_1_1),
-    ("softmax_rows", "interleave-lanes:w=16", numpy_softmax),
-    ("gelu_backward", "", numpy_gelu_backward),
-    ("chain6", "", numpy_chain6),
+    ("example_1_1", "interleave-lanes:w=16", numpy_example_1_1, torch_example_1_1),
+    ("softmax_rows", "interleave-lanes:w=16", numpy_softmax, torch_softmax),
+    ("gelu_backward", "", numpy_gelu_backward, torch_gelu_backward),
+    ("chain6", "", numpy_chain6, torch_chain6),
 ]
 
 
@@ -90,10 +119,11 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     rng = np.random.default_rng(1)
-    rows = ["| program | stax 1 thread (ms) | stax 2 threads (ms) | NumPy (ms) | NumPy / stax (1 thread) "
-            "| main kernel vs copy, 1 / 2 threads | slowest JIT compile (ms) | bits |",
-            "|---|---|---|---|---|---|---|---|"]
-    for prog, transform, make_numpy in PROGRAMS:
+    tcol = " PyTorch eager, 1 / 2 threads (ms) |" if torch else ""
+    rows = ["| program | stax 1 thread (ms) | stax 2 threads (ms) | NumPy (ms) | NumPy / stax (1 thread) |" + tcol +
+            " main kernel vs copy, 1 / 2 threads | slowest JIT compile (ms) | bits |",
+            "|---|---|---|---|---|" + ("---|" if torch else "") + "---|---|---|"]
+    for prog, transform, make_numpy, make_torch in PROGRAMS:
         one = stax_bench(a.stax, prog, transform, 1, a.repeats)
         two = stax_bench(a.stax, prog, transform, 2, a.repeats)
         f = make_numpy(rng)
@@ -104,7 +134,14 @@ def main():
         name = prog + (f" (`{transform}`)" if transform else "")
         np_txt = f"{np_ms:.1f}" if np_ms else "n/a (no erf: run scripts/setup.sh)"
         speed = f"{np_ms / one['total_ms']:.2f}x" if np_ms else "n/a"
-        rows.append(f"| {name} | {one['total_ms']:.1f} | {two['total_ms']:.1f} | {np_txt} | {speed} | "
+        ttxt = ""
+        if torch:
+            tt = []
+            for th in (1, 2):
+                torch.set_num_threads(th)
+                tt.append(median_time(make_torch(th), a.repeats))
+            ttxt = f" {tt[0]:.1f} / {tt[1]:.1f} |"
+        rows.append(f"| {name} | {one['total_ms']:.1f} | {two['total_ms']:.1f} | {np_txt} | {speed} |{ttxt} "
                     f"{main1['ratio_to_copy']:.2f} / {main2['ratio_to_copy']:.2f} | {compile_ms:.1f} | "
                     f"{'identical' if one['bits'].startswith('identical') else one['bits']} |")
         print(rows[-1], flush=True)
