@@ -62,6 +62,9 @@ std::optional<Address> address_of(const Expr& acc, const Shape& domain) {
   Address ad;
   ad.a.assign(domain.size(), 0);
   if (std::holds_alternative<FullE>(acc->p)) return ad;
+  // An access over another domain than the kernel's (a rank mismatch) has no
+  // address in it: refuse rather than read past the stride vectors.
+  if (acc->type.shape.size() != domain.size()) return std::nullopt;
   if (std::holds_alternative<NameE>(acc->p)) {
     std::vector<int64_t> t = strides_of(acc->type.shape);
     for (size_t v = 0; v < domain.size(); ++v) ad.a[v] = t[v];
