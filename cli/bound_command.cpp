@@ -56,19 +56,7 @@ int bound_command(const BoundCommandOptions& o) {
     what += " --transform " + o.transform;
   }
   Inputs in;
-  for (const std::string& spec : o.inputs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << "error: --input expects NAME=FILE.npy, got '" << spec << "'\n";
-      return 2;
-    }
-    auto r = read_npy(spec.substr(eq + 1));
-    if (auto* e = std::get_if<std::string>(&r)) {
-      std::cerr << "error: " << *e << "\n";
-      return 2;
-    }
-    in[spec.substr(0, eq)] = std::get<Tensor>(std::move(r));
-  }
+  if (!read_inputs(src, o.inputs, in)) return 2;
   std::string inputs_text = o.inputs.empty() ? "" : "given";
   // Inputs not given are drawn: with --random-inputs SEED, or seed 1 when
   // no input was given at all.

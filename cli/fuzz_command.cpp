@@ -185,19 +185,7 @@ int fuzz_replay_command(const FuzzReplayOptions& o) {
   }
   Program p = std::get<Program>(std::move(pr));
   Inputs in;
-  for (const std::string& spec : o.inputs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << "error: --input expects NAME=FILE.npy, got '" << spec << "'\n";
-      return 2;
-    }
-    auto r = read_npy(spec.substr(eq + 1));
-    if (auto* e = std::get_if<std::string>(&r)) {
-      std::cerr << "error: " << *e << "\n";
-      return 2;
-    }
-    in[spec.substr(0, eq)] = std::get<Tensor>(std::move(r));
-  }
+  if (!read_inputs(p, o.inputs, in)) return 2;
   if (auto e = check_inputs(p, in)) {
     std::cerr << "error: " << *e << "\n";
     return 2;
