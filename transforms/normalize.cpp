@@ -93,12 +93,14 @@ Result normalize(const Program& p, const Params& params, Context& ctx) {
       const ExprNode* node = nullptr;
       const LetE* l = outermost_let(r.program.bindings[k].expr, &node);
       if (!l) continue;
-      std::string n = fresh_name(r.program, l->name + "_");
-      Expr body = rename(l->body, l->name, n);
+      // Copies: replacing the binding's expression may free the let node.
+      const std::string let_name = l->name;
+      std::string n = fresh_name(r.program, let_name + "_");
+      Expr body = rename(l->body, let_name, n);
       Binding nb{n, l->value, l->value->loc};
       r.program.bindings[k].expr = replace_node(r.program.bindings[k].expr, node, body);
       r.program.bindings.insert(r.program.bindings.begin() + std::ptrdiff_t(k), nb);
-      ctx.note("normalize: hoisted let " + l->name + " as " + n);
+      ctx.note("normalize: hoisted let " + let_name + " as " + n);
       changed = true;
     }
     int64_t before = ctx.count;
