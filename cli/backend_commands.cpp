@@ -20,6 +20,21 @@ namespace stax::cli {
 using namespace stax::sem;
 using json = nlohmann::json;
 
+std::optional<xform::Result> apply_transforms(const Program& p, const std::string& spec) {
+  auto steps = xform::parse_pipeline(spec);
+  if (auto* e = std::get_if<std::string>(&steps)) {
+    std::cerr << "error: --transform: " << *e << "\n";
+    return std::nullopt;
+  }
+  try {
+    xform::Context ctx;
+    return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
+  } catch (const xform::TransformError& e) {
+    std::cerr << "error: " << e.message << "\n";
+    return std::nullopt;
+  }
+}
+
 IeeeOutcome run_on_backend(const std::string& backend, const Program& p, const Inputs& in, int threads) {
   if (backend == "interp") return eval_ieee(p, in);
   if (backend == "cpu") return backends::cpu::run(p, in, {threads});
@@ -93,12 +108,6 @@ double copy_ms(int64_t bytes, int threads, int repeats) {
   return median(ms);
 }
 
-int resolve_threads(int t) {
-  if (t > 0) return t;
-  unsigned h = std::thread::hardware_concurrency();
-  return h ? int(h) : 1;
-}
-
 }  // namespace
 
 int bench_command(const BenchOptions& o) {
@@ -114,18 +123,9 @@ int bench_command(const BenchOptions& o) {
   if (!prog) return 2;
   Program p = *prog;
   if (!o.transform.empty()) {
-    auto steps = xform::parse_pipeline(o.transform);
-    if (auto* e = std::get_if<std::string>(&steps)) {
-      std::cerr << "error: --transform: " << *e << "\n";
-      return 2;
-    }
-    try {
-      xform::Context ctx;
-      p = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx).program;
-    } catch (const xform::TransformError& e) {
-      std::cerr << "error: " << e.message << "\n";
-      return 2;
-    }
+    auto r = apply_transforms(p, o.transform);
+    if (!r) return 2;
+    p = std::move(r->program);
   }
   Inputs in;
   if (!read_inputs(p, o.inputs, in)) return 2;
@@ -135,7 +135,7 @@ int bench_command(const BenchOptions& o) {
     std::cerr << "error: " << *err << "\n";
     return 2;
   }
-  int threads = resolve_threads(o.threads);
+  int threads = backends::cpu::resolve_threads(o.threads);
   json out = {{"file", o.file}, {"transform", o.transform}, {"backend", o.backend}, {"threads", threads},
               {"repeats", o.repeats}};
   try {

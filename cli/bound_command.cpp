@@ -39,20 +39,10 @@ int bound_command(const BoundCommandOptions& o) {
   std::string what = o.file;
   std::string cls = "exact";
   if (!o.transform.empty()) {
-    auto steps = xform::parse_pipeline(o.transform);
-    if (auto* e = std::get_if<std::string>(&steps)) {
-      std::cerr << "error: --transform: " << *e << "\n";
-      return 2;
-    }
-    try {
-      xform::Context ctx;
-      xform::Result r = xform::run_pipeline(src, std::get<std::vector<xform::Step>>(steps), ctx);
-      tgt = std::move(r.program);
-      cls = std::string(xform::class_name(r.cls));
-    } catch (const xform::TransformError& e) {
-      std::cerr << "error: " << e.message << "\n";
-      return 2;
-    }
+    auto r = apply_transforms(src, o.transform);
+    if (!r) return 2;
+    tgt = std::move(r->program);
+    cls = std::string(xform::class_name(r->cls));
     what += " --transform " + o.transform;
   }
   Inputs in;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "semantics/evaluator.h"
+#include "transforms/transform.h"
 
 #include "oracle/fuzz.h"
 
@@ -182,6 +183,10 @@ int fuzz_bench_command(const FuzzBenchOptions& o);
 std::optional<sem::Program> load_program(const std::string& file);
 /// Reads --input NAME=FILE.npy pairs into `in`; messages go to stderr.
 bool read_inputs(const sem::Program& p, const std::vector<std::string>& specs, sem::Inputs& in);
+
+/// Applies a --transform pipeline; prints the error and returns nullopt on a
+/// bad pipeline or bad parameters.
+std::optional<xform::Result> apply_transforms(const sem::Program& p, const std::string& spec);
 
 /// Runs a program on a backend ("interp" or "cpu"). Throws
 /// std::invalid_argument for an unknown backend and

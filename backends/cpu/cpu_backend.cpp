@@ -18,12 +18,6 @@ namespace {
 
 constexpr int64_t kMaxElements = int64_t(1) << 32;  // as the interpreter
 
-int resolve_threads(int t) {
-  if (t > 0) return t;
-  unsigned h = std::thread::hardware_concurrency();
-  return h ? int(h) : 1;
-}
-
 int64_t bytes_of(const TensorType& t) { return num_elements(t.shape) * dtype_bytes(t.dtype); }
 
 }  // namespace
@@ -32,6 +26,7 @@ struct CompiledProgram::Impl {
   Program program;
   CpuOptions opt;
   std::vector<KernelSpec> specs;
+  std::vector<KernelShape> shapes;
   std::vector<CompiledKernel> compiled;
   std::vector<KernelReport> reports;
   std::vector<std::string> keys;
@@ -92,6 +87,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     impl_->reports.push_back(std::move(r));
     impl_->keys.push_back(std::move(key));
     impl_->specs.push_back(std::move(spec));
+    impl_->shapes.push_back(ks);
     impl_->compiled.push_back(std::move(k));
   }
 }
@@ -123,8 +119,7 @@ IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) 
     std::shared_ptr<Tensor> result = impl_->buffer(k, t);
     std::vector<void*> bufs{result->data.data()};
     for (size_t i = 1; i < spec.names.size(); ++i) bufs.push_back(const_cast<uint8_t*>(env.at(spec.names[i])->data.data()));
-    KernelShape ks = kernel_shape(spec);
-    int64_t extent = ks.parallel_extent;
+    int64_t extent = impl_->shapes[k].parallel_extent;
     int64_t tasks = pool ? std::min<int64_t>(extent, int64_t(threads) * 8) : 1;
     std::vector<FailRecord> fails(size_t(std::max<int64_t>(tasks, 1)));
     auto t0 = std::chrono::steady_clock::now();
@@ -150,6 +145,12 @@ IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) 
     else out.outputs[o] = std::make_shared<const Tensor>(*env.at(o));
   }
   return out;
+}
+
+int resolve_threads(int t) {
+  if (t > 0) return t;
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? int(h) : 1;
 }
 
 IeeeOutcome run(const Program& p, const Inputs& in, const CpuOptions& opt) {

@@ -54,6 +54,9 @@ class CompiledProgram {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The thread count an option means: t > 0 as given, 0 one per hardware thread.
+int resolve_threads(int t);
+
 /// Compiles and runs once.
 sem::IeeeOutcome run(const sem::Program& p, const sem::Inputs& in, const CpuOptions& opt = {});
 
