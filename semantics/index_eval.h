@@ -21,8 +21,10 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "semantics/diag.h"
+#include "semantics/ieee_scalar.h"
 #include "semantics/ir.h"
 
 namespace stax::sem {
@@ -50,5 +52,35 @@ typename D::Value eval_iexpr(const IExpr& e, D& dom) {
   STAX_CHECK(false) << "unknown index expression kind";
   __builtin_unreachable();
 }
+
+/// The concrete domain: int64 values with wrapping + - * and Python floor
+/// division and modulo (DESIGN §3), over index variables `idx`. `Env` gives
+/// the loads and the failures:
+///   int64_t Env::load_index(const IExprNode& e, F&& arg);  // arg(k): index k
+///   [[noreturn]] void Env::fail_index(const IExprNode& e, std::string reason);
+template <class Env>
+struct ConcreteIndexDomain {
+  using Value = int64_t;
+  Env& env;
+  const int64_t* idx;
+
+  Value constant(const IExprNode&, int64_t c) { return c; }
+  Value var(const IExprNode&, int64_t k) { return idx[k]; }
+  Value add(const IExprNode&, Value a, Value b) { return ieee::wrap_add(a, b); }
+  Value sub(const IExprNode&, Value a, Value b) { return ieee::wrap_sub(a, b); }
+  Value mul(const IExprNode&, int64_t c, Value a) { return ieee::wrap_mul(c, a); }
+  Value floordiv(const IExprNode& e, Value a, int64_t c) {
+    if (c == 0) env.fail_index(e, "division by zero in an index expression");
+    return ieee::floor_div(a, c);
+  }
+  Value mod(const IExprNode& e, Value a, int64_t c) {
+    if (c == 0) env.fail_index(e, "modulo by zero in an index expression");
+    return ieee::py_mod(a, c);
+  }
+  template <class F>
+  Value load(const IExprNode& e, F&& arg) {
+    return env.load_index(e, arg);
+  }
+};
 
 }  // namespace stax::sem

@@ -17,6 +17,21 @@ int64_t num_elements(const Shape& s) {
   return n;
 }
 
+std::string shape_text(const Shape& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) t += ", ";
+    t += std::to_string(s[i]);
+  }
+  return t + "]";
+}
+
+std::vector<int64_t> row_major_strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t k = s.size(); k-- > 1;) st[k - 1] = st[k] * s[k];
+  return st;
+}
+
 std::string type_str(const TensorType& t) {
   std::string s(dtype_name(t.dtype));
   s += "[";

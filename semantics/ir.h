@@ -18,6 +18,10 @@ namespace stax::sem {
 
 using Shape = std::vector<int64_t>;
 int64_t num_elements(const Shape& s);
+/// `[2, 3]`: the text of a shape in diagnostics and printed programs.
+std::string shape_text(const Shape& s);
+/// Strides of a dense row-major layout of `s`, in elements.
+std::vector<int64_t> row_major_strides(const Shape& s);
 
 struct TensorType {
   DType dtype = DType::F32;
