@@ -24,11 +24,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& m) { throw NodeError{m}; }
 
-std::string shape_str(const Shape& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
 
 std::vector<std::string> var_names(size_t n) {
   std::vector<std::string> v;
@@ -137,7 +132,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   for (size_t k = 0; k < r.size(); ++k) {
     int64_t x = k < r.size() - a.size() ? 1 : a[k - (r.size() - a.size())];
     int64_t y = k < r.size() - b.size() ? 1 : b[k - (r.size() - b.size())];
-    if (x != y && x != 1 && y != 1) fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    if (x != y && x != 1 && y != 1) fail("shapes " + shape_text(a) + " and " + shape_text(b) + " do not broadcast");
     r[k] = x == 1 ? y : x;
   }
   return r;
@@ -344,10 +339,10 @@ Shape infer_reshape(const Shape& src, std::vector<int64_t> s) {
   }
   int64_t n = num_elements(src);
   if (neg >= 0) {
-    if (known == 0 || n % known != 0) fail("cannot reshape " + shape_str(src) + " into " + shape_str(s));
+    if (known == 0 || n % known != 0) fail("cannot reshape " + shape_text(src) + " into " + shape_text(s));
     s[size_t(neg)] = n / known;
   }
-  if (num_elements(s) != n) fail("cannot reshape " + shape_str(src) + " into " + shape_str(s));
+  if (num_elements(s) != n) fail("cannot reshape " + shape_text(src) + " into " + shape_text(s));
   return s;
 }
 
@@ -380,10 +375,10 @@ Expr matmul_red(const Expr& a, const Expr& b, bool batched) {
   size_t want = batched ? 3 : 2;
   if (sa.size() != want || sb.size() != want)
     fail(std::string(batched ? "bmm" : "mm") + " expects rank-" + std::to_string(want) + " operands, got " +
-         shape_str(sa) + " and " + shape_str(sb));
+         shape_text(sa) + " and " + shape_text(sb));
   size_t o = batched ? 1 : 0;
   if (sa[o + 1] != sb[o] || (batched && sa[0] != sb[0]))
-    fail("matrix shapes " + shape_str(sa) + " and " + shape_str(sb) + " do not match");
+    fail("matrix shapes " + shape_text(sa) + " and " + shape_text(sb) + " do not match");
   int64_t m = sa[o], k = sa[o + 1], n = sb[o + 1];
   Shape dom = batched ? Shape{sa[0], m, n, k} : Shape{m, n, k};
   int bi = 0, i = int(o), j = int(o + 1), kk = int(o + 2);
@@ -415,7 +410,7 @@ Expr concat(const Args& a) {
     if (s.size() != rank) fail("cat: tensors of rank " + std::to_string(rank) + " and " + std::to_string(s.size()));
     for (size_t d = 0; d < rank; ++d)
       if (int64_t(d) != dim && s[d] != xs[0]->type.shape[d])
-        fail("cat: shapes " + shape_str(xs[0]->type.shape) + " and " + shape_str(s) + " differ outside dim " + std::to_string(dim));
+        fail("cat: shapes " + shape_text(xs[0]->type.shape) + " and " + shape_text(s) + " differ outside dim " + std::to_string(dim));
     offs.push_back(out[size_t(dim)]);
     out[size_t(dim)] += s[size_t(dim)];
   }
@@ -698,7 +693,7 @@ Expr lower_node(const Node& n, const RuleEnv& env) {
     Expr x = a.tensor(0);
     Shape s = a.ints(1, false);
     const Shape& xs = x->type.shape;
-    if (s.size() < xs.size()) fail("expand: the new shape " + shape_str(s) + " has fewer dims than " + shape_str(xs));
+    if (s.size() < xs.size()) fail("expand: the new shape " + shape_text(s) + " has fewer dims than " + shape_text(xs));
     for (size_t k = 0; k < s.size(); ++k) {
       size_t off = s.size() - xs.size();
       if (s[k] == -1) {

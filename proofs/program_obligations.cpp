@@ -47,11 +47,6 @@ std::string domain_text(const std::vector<DomainDim>& d) {
   return "∀ (" + vars + ") ∈ " + box + ": ";
 }
 
-std::string shape_text(const Shape& s) {
-  std::string t = "[";
-  for (size_t k = 0; k < s.size(); ++k) t += (k ? ", " : "") + std::to_string(s[k]);
-  return t + "]";
-}
 
 std::string map_text(const IndexMap& m) {
   std::string s = "(";

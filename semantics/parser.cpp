@@ -730,17 +730,12 @@ class Parser {
     const Shape& s = src->type.shape;
     if (ext.size() > s.size() || !std::equal(ext.begin(), ext.end(), s.end() - std::ptrdiff_t(ext.size())))
       throw DiagError{st.loc, "red reduces the trailing dims of its operand: expected extents matching the end of " +
-                                  type_str(src->type) + ", got " + shape_str(ext)};
+                                  type_str(src->type) + ", got " + shape_text(ext)};
     DType dt = src->type.dtype;
     if (is_bool(dt)) throw DiagError{et.loc, std::string("red(") + std::string(red_name(*op)) + ") expects an int or float operand, got " + type_str(src->type)};
     Const c = typed_const(ct, init, dt);
     TensorType ty{red_is_arg(*op) ? DType::I64 : dt, Shape(s.begin(), s.end() - std::ptrdiff_t(ext.size()))};
     return make_expr(ty, RedE{*op, c, ext, src}, kw.loc);
-  }
-  static std::string shape_str(const Shape& s) {
-    std::string t = "[";
-    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-    return t + "]";
   }
 
   Expr iota_expr() {

@@ -10,11 +10,6 @@ namespace stax::sem {
 
 namespace {
 
-std::string shape_text(const Shape& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
 
 bool is_atomic(const IExpr& e) {
   return e->kind == IExprNode::Kind::Const || e->kind == IExprNode::Kind::Var || e->kind == IExprNode::Kind::Load;

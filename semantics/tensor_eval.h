@@ -96,11 +96,6 @@ class TensorEvaluator {
     return dom_.make_tensor(t.dtype, t.shape);
   }
 
-  static std::vector<int64_t> row_major_strides(const Shape& s) {
-    std::vector<int64_t> st(s.size(), 1);
-    for (size_t k = s.size(); k-- > 1;) st[k - 1] = st[k] * s[k];
-    return st;
-  }
 
   std::unique_ptr<Plan> plan(const Expr& e) {
     auto p = std::make_unique<Plan>();

@@ -14,11 +14,6 @@ std::vector<std::string> default_vars(size_t n) {
   return v;
 }
 
-std::string shape_text(const Shape& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
 
 }  // namespace
 

@@ -21,11 +21,6 @@ using llvm::Value;
 
 namespace {
 
-std::vector<int64_t> row_major_strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t k = s.size(); k-- > 1;) st[k - 1] = st[k] * s[k];
-  return st;
-}
 
 void collect_buffers(const Expr& e, std::vector<std::string>& out) {
   auto add = [&](const std::string& n) {

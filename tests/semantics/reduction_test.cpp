@@ -38,11 +38,6 @@ std::vector<H32> bits32(const Tensor& t) {
   return stax::test::bits32(t);
 }
 
-std::string shape_text(const Shape& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
 
 /// `y = red(op, init, extents, x)` for an input x of the given dtype and shape.
 Tensor red(const std::string& op, const std::string& init, const Shape& ext, const Tensor& x) {
