@@ -471,7 +471,7 @@ Expr gather(const Args& a) {
     // and its check disappear.
     if (auto f = as_index_expr(ie, {ivar(int(dim))}, out)) {
       IExpr fe = xform::simplify_index(*f, out);
-      IRange r = iexpr_range(fe, out);
+      Interval r = iexpr_range(fe, out);
       if (r.lo >= 0 && r.hi < s[size_t(dim)]) {
         std::vector<IExpr> ex;
         for (size_t d = 0; d < s.size(); ++d) ex.push_back(ivar(int(d)));
@@ -517,7 +517,7 @@ Expr full(const Args& a, const Shape& shape, const json& value) {
 std::optional<IExpr> as_index_expr(const Expr& e, const std::vector<IExpr>& vars, const Shape& box) {
   if (!is_int(e->type.dtype)) return std::nullopt;
   auto fits = [&](const IExpr& x, DType t) {
-    IRange r = iexpr_range(x, box);
+    Interval r = iexpr_range(x, box);
     int64_t lo = t == DType::I32 ? INT32_MIN : INT64_MIN / 4, hi = t == DType::I32 ? INT32_MAX : INT64_MAX / 4;
     return r.lo >= lo && r.hi <= hi;
   };

@@ -10,7 +10,9 @@
 #include <optional>
 
 #include "proofs/deadline.h"
+#include "proofs/solver_guard.h"
 #include "proofs/obligation.h"
+#include "semantics/index_eval.h"
 #include "semantics/printer.h"
 
 namespace stax::proofs {
@@ -83,11 +85,6 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Thrown while encoding a construct the encoder does not support.
-struct Unsupported {
-  std::string what;
-};
-
 std::string numeral(const z3::expr& v) {
   if (v.is_numeral()) return Z3_get_numeral_string(v.ctx(), v);
   return v.to_string();
@@ -107,65 +104,80 @@ class Encoder {
 
   z3::expr enc(const IExpr& e, const std::vector<z3::expr>& vars, const std::vector<std::string>& names,
                std::vector<Term>* terms) {
-    switch (e->kind) {
-      case IExprNode::Kind::Const: return c_.int_val(int64_t(e->value));
-      case IExprNode::Kind::Var:
-        if (e->value < 0 || size_t(e->value) >= vars.size()) throw Unsupported{"index variable out of range"};
-        return vars[size_t(e->value)];
-      case IExprNode::Kind::Add:
-      case IExprNode::Kind::Sub:
-      case IExprNode::Kind::Mul: {
-        z3::expr a = enc(e->args[0], vars, names, terms);
-        z3::expr r = e->kind == IExprNode::Kind::Mul ? c_.int_val(int64_t(e->value)) * a
-                     : e->kind == IExprNode::Kind::Add ? a + enc(e->args[1], vars, names, terms)
-                                                       : a - enc(e->args[1], vars, names, terms);
-        if (terms) terms->push_back({r, print_iexpr(e, names)});
-        return r;
-      }
-      case IExprNode::Kind::FloorDiv:
-      case IExprNode::Kind::Mod: {
-        z3::expr a = enc(e->args[0], vars, names, terms);
-        int64_t k = e->value;
-        if (k == 0) throw Unsupported{"division by zero in an index expression"};
-        // Z3's div/mod are Euclidean; for k > 0 they are floor division and
-        // Python's modulo. For k < 0: a // k = (-a) // (-k), a % k = a - k*(a // k).
-        z3::expr q = k > 0 ? z3::expr(c_, Z3_mk_div(c_, a, c_.int_val(k)))
-                           : z3::expr(c_, Z3_mk_div(c_, -a, c_.int_val(-k)));
-        if (e->kind == IExprNode::Kind::FloorDiv) return q;
-        return k > 0 ? z3::expr(c_, Z3_mk_mod(c_, a, c_.int_val(k))) : a - c_.int_val(k) * q;
-      }
-      case IExprNode::Kind::Load: {
-        const LoadFact* f = nullptr;
-        for (const LoadFact& x : facts_)
-          if (x.tensor == e->name) f = &x;
-        if (!f) throw Unsupported{"no value range for load(" + e->name + ")"};
-        std::vector<z3::expr> args;
-        for (const IExpr& a : e->args) args.push_back(enc(a, vars, names, terms));
-        // The same element loaded twice is the same value.
-        for (const LoadInst& l : loads) {
-          if (l.tensor != e->name || l.args.size() != args.size()) continue;
-          bool same = true;
-          for (size_t k = 0; k < args.size() && same; ++k) same = z3::eq(l.args[k], args[k]);
-          if (same) return l.value;
-        }
-        z3::expr v = c_.int_const(("load" + std::to_string(loads.size()) + "_" + e->name).c_str());
-        assumptions.push_back(v >= c_.int_val(f->lo) && v <= c_.int_val(f->hi));
-        // Its own indices are in bounds (a separate obligation checks that).
-        for (size_t k = 0; k < args.size() && k < f->shape.size(); ++k)
-          assumptions.push_back(args[k] >= 0 && args[k] < c_.int_val(f->shape[k]));
-        for (const LoadInst& l : loads) {
-          if (l.tensor != e->name || l.args.size() != args.size()) continue;
-          z3::expr same = c_.bool_val(true);
-          for (size_t k = 0; k < args.size(); ++k) same = same && l.args[k] == args[k];
-          assumptions.push_back(z3::implies(same, l.value == v));
-        }
-        loads.push_back({e->name, args, v, print_iexpr(e, names)});
-        return v;
-      }
-    }
-    throw Unsupported{"unknown index expression"};
+    Z3IndexDomain dom{*this, vars, names, terms};
+    return eval_iexpr(e, dom);
   }
 
+ private:
+  /// The Z3 domain of the index evaluator (index_eval.h): mathematical
+  /// integers; every + - * term is recorded for the int64/int32 goals.
+  struct Z3IndexDomain {
+    using Value = z3::expr;
+    Encoder& en;
+    const std::vector<z3::expr>& vars;
+    const std::vector<std::string>& names;
+    std::vector<Term>* terms;
+
+    Value term(const IExprNode& e, Value r) {
+      if (terms) terms->push_back({r, print_iexpr(e, names)});
+      return r;
+    }
+    Value constant(const IExprNode&, int64_t c) { return en.c_.int_val(c); }
+    Value var(const IExprNode&, int64_t k) {
+      if (k < 0 || size_t(k) >= vars.size()) throw Unsupported{"index variable out of range"};
+      return vars[size_t(k)];
+    }
+    Value add(const IExprNode& e, Value a, Value b) { return term(e, a + b); }
+    Value sub(const IExprNode& e, Value a, Value b) { return term(e, a - b); }
+    Value mul(const IExprNode& e, int64_t c, Value a) { return term(e, en.c_.int_val(c) * a); }
+    // Z3's div/mod are Euclidean; for k > 0 they are floor division and
+    // Python's modulo. For k < 0: a // k = (-a) // (-k), a % k = a - k*(a // k).
+    Value floordiv(const IExprNode&, Value a, int64_t k) {
+      if (k == 0) throw Unsupported{"division by zero in an index expression"};
+      z3::context& c = en.c_;
+      return k > 0 ? z3::expr(c, Z3_mk_div(c, a, c.int_val(k))) : z3::expr(c, Z3_mk_div(c, -a, c.int_val(-k)));
+    }
+    Value mod(const IExprNode& e, Value a, int64_t k) {
+      if (k == 0) throw Unsupported{"division by zero in an index expression"};
+      z3::context& c = en.c_;
+      return k > 0 ? z3::expr(c, Z3_mk_mod(c, a, c.int_val(k))) : a - c.int_val(k) * floordiv(e, a, k);
+    }
+    template <class F>
+    Value load(const IExprNode& e, F&& arg) {
+      std::vector<z3::expr> args;
+      for (size_t k = 0; k < e.args.size(); ++k) args.push_back(arg(k));
+      return en.load(e, args, names);
+    }
+  };
+
+  z3::expr load(const IExprNode& e, const std::vector<z3::expr>& args, const std::vector<std::string>& names) {
+    const LoadFact* f = nullptr;
+    for (const LoadFact& x : facts_)
+      if (x.tensor == e.name) f = &x;
+    if (!f) throw Unsupported{"no value range for load(" + e.name + ")"};
+    // The same element loaded twice is the same value.
+    for (const LoadInst& l : loads) {
+      if (l.tensor != e.name || l.args.size() != args.size()) continue;
+      bool same = true;
+      for (size_t k = 0; k < args.size() && same; ++k) same = z3::eq(l.args[k], args[k]);
+      if (same) return l.value;
+    }
+    z3::expr v = c_.int_const(("load" + std::to_string(loads.size()) + "_" + e.name).c_str());
+    assumptions.push_back(v >= c_.int_val(f->lo) && v <= c_.int_val(f->hi));
+    // Its own indices are in bounds (a separate obligation checks that).
+    for (size_t k = 0; k < args.size() && k < f->shape.size(); ++k)
+      assumptions.push_back(args[k] >= 0 && args[k] < c_.int_val(f->shape[k]));
+    for (const LoadInst& l : loads) {
+      if (l.tensor != e.name || l.args.size() != args.size()) continue;
+      z3::expr same = c_.bool_val(true);
+      for (size_t k = 0; k < args.size(); ++k) same = same && l.args[k] == args[k];
+      assumptions.push_back(z3::implies(same, l.value == v));
+    }
+    loads.push_back({e.name, args, v, print_iexpr(e, names)});
+    return v;
+  }
+
+ public:
   struct LoadInst {
     std::string tensor;
     std::vector<z3::expr> args;
@@ -185,12 +197,6 @@ class Encoder {
 z3::expr wrap_if(bool wrap, const z3::expr& v, int64_t extent) {
   if (!wrap) return v;
   return z3::ite(v < 0, v + v.ctx().int_val(extent), v);
-}
-
-std::vector<int64_t> row_major(const Shape& s) {
-  std::vector<int64_t> t(s.size(), 1);
-  for (size_t k = s.size(); k-- > 1;) t[k - 1] = t[k] * s[k];
-  return t;
 }
 
 z3::expr in_range(const z3::expr& v, __int128 lo, __int128 hi_excl) {
@@ -289,7 +295,7 @@ void build(const Obligation& ob, z3::context& c, const DomainVars& d, Encoder& e
           if (g.wrap) q.show.push_back({"after wrapping", w});
         } else if constexpr (std::is_same_v<G, Int32Goal>) {
           std::vector<Term> terms;
-          std::vector<int64_t> t = row_major(g.src);
+          std::vector<int64_t> t = row_major_strides(g.src);
           z3::expr addr = c.int_val(0);
           for (size_t k = 0; k < g.comps.size(); ++k) {
             z3::expr v = en.enc(g.comps[k], d.vars, d.names, &terms);
@@ -309,7 +315,7 @@ void build(const Obligation& ob, z3::context& c, const DomainVars& d, Encoder& e
               for (const IExpr& e : g.chain[k].exprs) next.push_back(en.enc(e, point, g.chain[k].vars, nullptr));
               point = std::move(next);
             }
-            std::vector<int64_t> t = row_major(g.shapes.back());
+            std::vector<int64_t> t = row_major_strides(g.shapes.back());
             z3::expr a = c.int_val(0);
             for (size_t k = 0; k < point.size(); ++k) a = a + c.int_val(t[k]) * point[k];
             return a.simplify();
@@ -350,7 +356,7 @@ void build(const Obligation& ob, z3::context& c, const DomainVars& d, Encoder& e
           }
           q.goal = all;
         } else if constexpr (std::is_same_v<G, LoopMergeGoal>) {
-          std::vector<int64_t> t = row_major(g.src);
+          std::vector<int64_t> t = row_major_strides(g.src);
           z3::expr before = c.int_val(0), after = c.int_val(0);
           for (size_t k = 0; k < g.before.exprs.size(); ++k) {
             z3::expr v = en.enc(g.before.exprs[k], d.vars, d.names, nullptr);
@@ -446,7 +452,7 @@ std::string tightness(const IntervalGoal& g, const z3::expr& v, z3::solver& s, c
 ProofVerdict discharge(const Obligation& ob, const ProofOptions& opt) {
   auto t0 = Clock::now();
   ProofVerdict v;
-  try {
+  unknown_on_failure(v, [&] {
     z3::context& c = thread_context();
     DomainVars d = make_domain(c, ob.domain);
     Encoder en(c, ob.loads);
@@ -495,13 +501,7 @@ ProofVerdict discharge(const Obligation& ob, const ProofOptions& opt) {
     }
     // An interrupted solver is replaced rather than trusted with the next query.
     if (expired && !own) thread_solver_slot().reset();
-  } catch (const Unsupported& u) {
-    v.kind = ProofVerdict::Unknown;
-    v.reason = "unsupported: " + u.what;
-  } catch (const z3::exception& e) {
-    v.kind = ProofVerdict::Unknown;
-    v.reason = std::string("z3: ") + e.msg();
-  }
+  });
   v.ms = ms_since(t0);
   if (v.kind == ProofVerdict::Unknown && v.reason == "timeout")
     v.reason = "timeout after " + std::to_string(int64_t(v.ms)) + " ms";

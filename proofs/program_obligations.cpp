@@ -140,19 +140,18 @@ struct Collector {
         }
       }
       if (!load && c->kind != IExprNode::Kind::Var && c->kind != IExprNode::Kind::Const) {
-        IRange r = iexpr_range(c, out_shape);
+        Interval r = iexpr_range(c, out_shape);
         Obligation iv = base(ObligationKind::Interval, "view of " + src_name + ", dim " + std::to_string(k),
                              Consequence::AnalysisBug);
-        iv.formula = q + ct + " ∈ [" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + "] (iexpr_range)";
-        iv.goal = IntervalGoal{c, r.lo, r.hi};
+        iv.formula = q + ct + " ∈ " + interval_text(r) + " (iexpr_range)";
+        iv.goal = IntervalGoal{c, int64_t(r.lo), int64_t(r.hi)};
         out.push_back(std::move(iv));
       }
     }
     Obligation i32 = base(ObligationKind::Int32, "address of view of " + src_name, Consequence::WideIndex);
     std::string addr;
     {
-      std::vector<int64_t> t(src.size(), 1);
-      for (size_t k = src.size(); k-- > 1;) t[k - 1] = t[k] * src[k];
+      std::vector<int64_t> t = row_major_strides(src);
       for (size_t k = 0; k < src.size(); ++k)
         addr += (k ? " + " : "") + std::to_string(t[k]) + "·π" + std::to_string(k);
       if (addr.empty()) addr = "0";

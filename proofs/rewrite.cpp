@@ -13,6 +13,7 @@
 #include <set>
 
 #include "proofs/deadline.h"
+#include "proofs/solver_guard.h"
 #include "semantics/evaluator.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/parser.h"
@@ -26,9 +27,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Unsupported {
-  std::string what;
-};
 
 /// The FPA interpretation of scalar lambdas.
 struct FpaDomain {
@@ -378,7 +376,7 @@ std::variant<RewriteResult, std::string> check_rewrite(std::string_view rule, co
   auto t0 = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
   ProofVerdict& v = res.verdict;
-  try {
+  unknown_on_failure(v, [&] {
     z3::context c;
     std::vector<z3::expr> inputs;
     FpaDomain dom{c, opt.half_in_f32, opt.dtype, inputs, {}, {}};
@@ -468,13 +466,7 @@ std::variant<RewriteResult, std::string> check_rewrite(std::string_view rule, co
         block = block && inputs[k] == dom.from_bits(bits[k], p.program.inputs[k].type.dtype);
       s.add(!block);
     }
-  } catch (const Unsupported& u) {
-    v.kind = ProofVerdict::Unknown;
-    v.reason = "unsupported: " + u.what;
-  } catch (const z3::exception& e) {
-    v.kind = ProofVerdict::Unknown;
-    v.reason = std::string("z3: ") + e.msg();
-  }
+  });
   v.ms = elapsed();
   return res;
 }

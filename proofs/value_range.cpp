@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "semantics/interval.h"
 #include "semantics/lambda_eval.h"
 
 namespace stax::proofs {
@@ -11,12 +12,8 @@ using namespace sem;
 
 namespace {
 
-using I128 = __int128;
-
-struct Range {
-  bool known = false;  ///< false: anything the dtype holds
-  I128 lo = 0, hi = 0;
-};
+/// A value range: nullopt when nothing tighter than the dtype is known.
+using Range = std::optional<Interval>;
 
 I128 type_min(DType t) {
   switch (t) {
@@ -36,21 +33,10 @@ I128 type_max(DType t) {
 /// Integer results wrap: a range that leaves the dtype becomes the full range.
 Range fit(Range r, DType t) {
   if (!is_int(t) && !is_bool(t)) return {};
-  if (!r.known || r.lo < type_min(t) || r.hi > type_max(t)) return {true, type_min(t), type_max(t)};
+  if (!r || r->lo < type_min(t) || r->hi > type_max(t)) return Interval{type_min(t), type_max(t)};
   return r;
 }
 Range full(DType t) { return fit({}, t); }
-
-I128 floordiv128(I128 a, I128 b) {
-  I128 q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-Range corners(Range a, Range b, auto f) {
-  I128 v[4] = {f(a.lo, b.lo), f(a.lo, b.hi), f(a.hi, b.lo), f(a.hi, b.hi)};
-  return {true, *std::min_element(v, v + 4), *std::max_element(v, v + 4)};
-}
 
 /// The Interval domain over scalar lambdas (lambda_eval.h): integer ops only;
 /// anything else is the full range of its result dtype.
@@ -58,35 +44,32 @@ struct IntervalDomain {
   using Value = Range;
   Value param(size_t, size_t, const Value& a) { return a; }
   Value constant(size_t, const Const& c, DType tag) {
-    if (is_int(c.dtype) || is_bool(c.dtype)) return fit({true, c.as_int(), c.as_int()}, tag);
+    if (is_int(c.dtype) || is_bool(c.dtype)) return fit(Interval{c.as_int(), c.as_int()}, tag);
     return full(tag);
   }
   Value cast(size_t, const Value& v, DType, DType to) { return fit(v, to); }
   Value apply(size_t, ScalarOp op, DType tag, DType operand_tag, std::span<const Value> args) {
     if (!is_int(tag) || !is_int(operand_tag)) return full(tag);
     for (const Value& a : args)
-      if (!a.known) return full(tag);
-    const Range& a = args[0];
-    auto b = [&]() -> const Range& { return args[1]; };
+      if (!a) return full(tag);
+    const Interval& a = *args[0];
+    auto b = [&]() -> const Interval& { return *args[1]; };
     switch (op) {
-      case ScalarOp::Add: return fit({true, a.lo + b().lo, a.hi + b().hi}, tag);
-      case ScalarOp::Sub: return fit({true, a.lo - b().hi, a.hi - b().lo}, tag);
-      case ScalarOp::Mul: return fit(corners(a, b(), [](I128 x, I128 y) { return x * y; }), tag);
-      case ScalarOp::Fma: {
-        Range m = corners(a, b(), [](I128 x, I128 y) { return x * y; });
-        return fit({true, m.lo + args[2].lo, m.hi + args[2].hi}, tag);
-      }
-      case ScalarOp::Neg: return fit({true, -a.hi, -a.lo}, tag);
+      case ScalarOp::Add: return fit(a + b(), tag);
+      case ScalarOp::Sub: return fit(a - b(), tag);
+      case ScalarOp::Mul: return fit(a * b(), tag);
+      case ScalarOp::Fma: return fit(a * b() + *args[2], tag);
+      case ScalarOp::Neg: return fit(Interval{-a.hi, -a.lo}, tag);
       case ScalarOp::Abs:
         if (a.lo >= 0) return a;
-        if (a.hi <= 0) return fit({true, -a.hi, -a.lo}, tag);
-        return fit({true, 0, std::max(-a.lo, a.hi)}, tag);
-      case ScalarOp::Relu: return {true, std::max<I128>(a.lo, 0), std::max<I128>(a.hi, 0)};
-      case ScalarOp::Maximum: return {true, std::max(a.lo, b().lo), std::max(a.hi, b().hi)};
-      case ScalarOp::Minimum: return {true, std::min(a.lo, b().lo), std::min(a.hi, b().hi)};
+        if (a.hi <= 0) return fit(Interval{-a.hi, -a.lo}, tag);
+        return fit(Interval{0, std::max(-a.lo, a.hi)}, tag);
+      case ScalarOp::Relu: return Interval{std::max<I128>(a.lo, 0), std::max<I128>(a.hi, 0)};
+      case ScalarOp::Maximum: return Interval{std::max(a.lo, b().lo), std::max(a.hi, b().hi)};
+      case ScalarOp::Minimum: return Interval{std::min(a.lo, b().lo), std::min(a.hi, b().hi)};
       case ScalarOp::Mod:  // Python's modulo: the sign of the divisor
-        if (b().lo > 0) return (a.lo >= 0 && a.hi < b().lo) ? a : Range{true, 0, b().hi - 1};
-        if (b().hi < 0) return (a.hi <= 0 && a.lo > b().hi) ? a : Range{true, b().lo + 1, 0};
+        if (b().lo > 0) return (a.lo >= 0 && a.hi < b().lo) ? a : Interval{0, b().hi - 1};
+        if (b().hi < 0) return (a.hi <= 0 && a.lo > b().hi) ? a : Interval{b().lo + 1, 0};
         return full(tag);  // the divisor may be 0: ⊥ there
       case ScalarOp::FloorDiv:
         if (b().lo > 0 || b().hi < 0) return fit(corners(a, b(), floordiv128), tag);
@@ -94,7 +77,8 @@ struct IntervalDomain {
       case ScalarOp::Div:  // truncating: monotone in each operand when b keeps its sign
         if (b().lo > 0 || b().hi < 0) return fit(corners(a, b(), [](I128 x, I128 y) { return x / y; }), tag);
         return full(tag);
-      case ScalarOp::Select: return {true, std::min(args[1].lo, args[2].lo), std::max(args[1].hi, args[2].hi)};
+      case ScalarOp::Select:
+        return Interval{std::min(args[1]->lo, args[2]->lo), std::max(args[1]->hi, args[2]->hi)};
       default: return full(tag);
     }
   }
@@ -124,22 +108,22 @@ struct Analysis {
           } else if constexpr (std::is_same_v<T, RedE>) {
             I128 n = 1;
             for (int64_t k : x.extents) n *= k;
-            if (red_is_arg(x.op)) return {true, 0, std::max<I128>(n - 1, 0)};
+            if (red_is_arg(x.op)) return Interval{0, std::max<I128>(n - 1, 0)};
             Range s = range(x.src);
             I128 init = x.init.as_int();
-            if (n == 0) return fit({true, init, init}, t);
-            if (!s.known) return full(t);
+            if (n == 0) return fit(Interval{init, init}, t);
+            if (!s) return full(t);
             switch (x.op) {
-              case RedOp::Sum: return fit({true, init + n * s.lo, init + n * s.hi}, t);
-              case RedOp::Max: return {true, std::max(init, s.lo), std::max(init, s.hi)};
-              case RedOp::Min: return {true, std::min(init, s.lo), std::min(init, s.hi)};
+              case RedOp::Sum: return fit(Interval{init + n * s->lo, init + n * s->hi}, t);
+              case RedOp::Max: return Interval{std::max(init, s->lo), std::max(init, s->hi)};
+              case RedOp::Min: return Interval{std::min(init, s->lo), std::min(init, s->hi)};
               default: return full(t);
             }
           } else if constexpr (std::is_same_v<T, IotaE>) {
             int64_t n = e->type.shape[size_t(x.dim)];
-            return fit({true, 0, std::max<int64_t>(n - 1, 0)}, t);
+            return fit(Interval{0, std::max<int64_t>(n - 1, 0)}, t);
           } else if constexpr (std::is_same_v<T, FullE>) {
-            return fit({true, x.value.as_int(), x.value.as_int()}, t);
+            return fit(Interval{x.value.as_int(), x.value.as_int()}, t);
           } else if constexpr (std::is_same_v<T, LetE>) {
             Range v = range(x.value);
             auto saved = env.find(x.name) == env.end() ? std::optional<Range>() : std::optional<Range>(env[x.name]);
@@ -156,13 +140,11 @@ struct Analysis {
   }
 };
 
-std::string num(I128 v) { return std::to_string(int64_t(v)); }
-
 }  // namespace
 
 ValueRange dtype_range(DType t) {
   Range r = full(is_int(t) || is_bool(t) ? t : DType::I64);
-  return {int64_t(r.lo), int64_t(r.hi), true, "any " + std::string(dtype_name(t)) + " value (read from memory)"};
+  return {int64_t(r->lo), int64_t(r->hi), true, "any " + std::string(dtype_name(t)) + " value (read from memory)"};
 }
 
 std::map<std::string, ValueRange> value_ranges(const Program& p) {
@@ -175,15 +157,14 @@ std::map<std::string, ValueRange> value_ranges(const Program& p) {
   for (const Binding& b : p.bindings) {
     Range r = a.range(b.expr);
     DType t = b.expr->type.dtype;
-    if (!r.known || (r.lo == type_min(t) && r.hi == type_max(t) && (is_int(t) || is_bool(t)))) {
+    if (!r || (r->lo == type_min(t) && r->hi == type_max(t) && (is_int(t) || is_bool(t)))) {
       out[b.name] = dtype_range(t);
       out[b.name].why = "binding " + b.name + ": no tighter range derived";
       a.env[b.name] = full(t);
       continue;
     }
     a.env[b.name] = r;
-    out[b.name] = {int64_t(r.lo), int64_t(r.hi), false,
-                   "Interval analysis of binding " + b.name + ": [" + num(r.lo) + ", " + num(r.hi) + "]"};
+    out[b.name] = {int64_t(r->lo), int64_t(r->hi), false, "Interval analysis of binding " + b.name + ": " + interval_text(*r)};
   }
   return out;
 }

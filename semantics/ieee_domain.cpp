@@ -16,8 +16,7 @@ T* col(IeeeDomain::Value v) {
 
 template <class T>
 void float_op(ScalarOp op, size_t n, T* __restrict o, const T* __restrict a, const T* __restrict b,
-              const T* __restrict c, IeeeDomain& d) {
-  (void)d;
+              const T* __restrict c) {
   switch (op) {
     case ScalarOp::Add: for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i]; return;
     case ScalarOp::Sub: for (size_t i = 0; i < n; ++i) o[i] = a[i] - b[i]; return;
@@ -121,7 +120,7 @@ void dispatch_typed(ScalarOp op, size_t n, void* o, std::span<const IeeeDomain::
       return;
     default: break;
   }
-  if constexpr (std::is_floating_point_v<T>) float_op<T>(op, n, col<T>(o), a, b, c, d);
+  if constexpr (std::is_floating_point_v<T>) float_op<T>(op, n, col<T>(o), a, b, c);
   else if constexpr (std::is_same_v<T, uint8_t>) {
     switch (op) {
       case ScalarOp::And: for (size_t i = 0; i < n; ++i) col<uint8_t>(o)[i] = a[i] & b[i]; return;
@@ -215,9 +214,8 @@ void IeeeDomain::fill(Value dst, const Const& c, size_t cnt) {
   }
 }
 
-IeeeDomain::Value IeeeDomain::apply(size_t reg, ScalarOp op, DType tag, DType operand_tag,
+IeeeDomain::Value IeeeDomain::apply(size_t reg, ScalarOp op, DType /*tag*/, DType operand_tag,
                                     std::span<const Value> args) {
-  (void)tag;
   Value out = regs[reg].bytes;
   with_compute_type(operand_tag, [&](auto t) { dispatch_typed<decltype(t)>(op, n, out, args, *this); });
   return out;

@@ -30,27 +30,31 @@
 namespace stax::sem {
 
 template <class D>
-typename D::Value eval_iexpr(const IExpr& e, D& dom) {
+typename D::Value eval_iexpr(const IExprNode& n, D& dom) {
   using K = IExprNode::Kind;
-  const IExprNode& n = *e;
   switch (n.kind) {
     case K::Const: return dom.constant(n, n.value);
     case K::Var: return dom.var(n, n.value);
     case K::Add: {
-      auto a = eval_iexpr(n.args[0], dom);
-      return dom.add(n, std::move(a), eval_iexpr(n.args[1], dom));
+      auto a = eval_iexpr(*n.args[0], dom);
+      return dom.add(n, std::move(a), eval_iexpr(*n.args[1], dom));
     }
     case K::Sub: {
-      auto a = eval_iexpr(n.args[0], dom);
-      return dom.sub(n, std::move(a), eval_iexpr(n.args[1], dom));
+      auto a = eval_iexpr(*n.args[0], dom);
+      return dom.sub(n, std::move(a), eval_iexpr(*n.args[1], dom));
     }
-    case K::Mul: return dom.mul(n, n.value, eval_iexpr(n.args[0], dom));
-    case K::FloorDiv: return dom.floordiv(n, eval_iexpr(n.args[0], dom), n.value);
-    case K::Mod: return dom.mod(n, eval_iexpr(n.args[0], dom), n.value);
-    case K::Load: return dom.load(n, [&](size_t k) { return eval_iexpr(n.args[k], dom); });
+    case K::Mul: return dom.mul(n, n.value, eval_iexpr(*n.args[0], dom));
+    case K::FloorDiv: return dom.floordiv(n, eval_iexpr(*n.args[0], dom), n.value);
+    case K::Mod: return dom.mod(n, eval_iexpr(*n.args[0], dom), n.value);
+    case K::Load: return dom.load(n, [&](size_t k) { return eval_iexpr(*n.args[k], dom); });
   }
   STAX_CHECK(false) << "unknown index expression kind";
   __builtin_unreachable();
+}
+
+template <class D>
+typename D::Value eval_iexpr(const IExpr& e, D& dom) {
+  return eval_iexpr(*e, dom);
 }
 
 /// The concrete domain: int64 values with wrapping + - * and Python floor

@@ -597,7 +597,7 @@ class Parser {
     Shape out = shape();
     expect(",");
     Token at = peek();
-    IndexMap m = imap(out, depth);
+    IndexMap m = imap(depth);
     expect(")");
     if (m.vars.size() != out.size())
       throw DiagError{at.loc, "index map has " + std::to_string(m.vars.size()) + " variable(s) but the view has rank " +
@@ -609,7 +609,7 @@ class Parser {
     return make_expr({src->type.dtype, out}, ViewE{src, std::move(m)}, kw.loc);
   }
 
-  IndexMap imap(const Shape& out, int depth) {
+  IndexMap imap(int depth) {
     IndexMap m;
     expect("(");
     if (!is(")")) {
@@ -625,7 +625,6 @@ class Parser {
     expect(")");
     expect("->");
     expect("(");
-    (void)out;
     if (!is(")")) {
       m.exprs.push_back(iexpr(m.vars, depth + 1));
       while (is(",")) {

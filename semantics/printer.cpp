@@ -3,17 +3,13 @@
 #include <functional>
 #include <map>
 
+#include "semantics/index_eval.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/views.h"
 
 namespace stax::sem {
 
 namespace {
-
-
-bool is_atomic(const IExpr& e) {
-  return e->kind == IExprNode::Kind::Const || e->kind == IExprNode::Kind::Var || e->kind == IExprNode::Kind::Load;
-}
 
 /// A lambda that is a single op over its parameters in order prints as the op.
 std::optional<std::string> as_plain_op(const Lambda& f) {
@@ -88,32 +84,49 @@ class Printer {
 
 }  // namespace
 
-std::string print_iexpr(const IExpr& e, const std::vector<std::string>& vars) {
-  auto wrap = [&](const IExpr& c) { return is_atomic(c) ? print_iexpr(c, vars) : "(" + print_iexpr(c, vars) + ")"; };
-  switch (e->kind) {
-    case IExprNode::Kind::Const: return std::to_string(e->value);
-    case IExprNode::Kind::Var:
-      return (e->value >= 0 && size_t(e->value) < vars.size()) ? vars[size_t(e->value)]
-                                                                : "v" + std::to_string(e->value);
-    case IExprNode::Kind::Add:
-    case IExprNode::Kind::Sub: {
-      const IExpr& r = e->args[1];
-      bool paren = r->kind == IExprNode::Kind::Add || r->kind == IExprNode::Kind::Sub;
-      std::string rs = print_iexpr(r, vars);
-      return print_iexpr(e->args[0], vars) + (e->kind == IExprNode::Kind::Add ? " + " : " - ") +
-             (paren ? "(" + rs + ")" : rs);
-    }
-    case IExprNode::Kind::Mul: return std::to_string(e->value) + "*" + wrap(e->args[0]);
-    case IExprNode::Kind::FloorDiv: return wrap(e->args[0]) + " // " + std::to_string(e->value);
-    case IExprNode::Kind::Mod: return wrap(e->args[0]) + " % " + std::to_string(e->value);
-    case IExprNode::Kind::Load: {
-      std::string s = "load(" + e->name;
-      for (const IExpr& a : e->args) s += ", " + print_iexpr(a, vars);
-      return s + ")";
-    }
+namespace {
+
+/// The Print domain of index expressions: the text, and whether it must be
+/// parenthesised as an operand of *, // and % (anything but an atom) or as
+/// the right operand of + and - (a sum or difference).
+struct PrintIndexDomain {
+  struct Value {
+    std::string text;
+    bool atomic = true, additive = false;
+  };
+  const std::vector<std::string>& vars;
+
+  static std::string wrap(const Value& v) { return v.atomic ? v.text : "(" + v.text + ")"; }
+  Value constant(const IExprNode&, int64_t c) { return {std::to_string(c)}; }
+  Value var(const IExprNode&, int64_t k) {
+    return {(k >= 0 && size_t(k) < vars.size()) ? vars[size_t(k)] : "v" + std::to_string(k)};
   }
-  return "?";
+  Value add(const IExprNode&, Value a, Value b) { return sum(std::move(a), " + ", b); }
+  Value sub(const IExprNode&, Value a, Value b) { return sum(std::move(a), " - ", b); }
+  static Value sum(Value a, const char* op, const Value& b) {
+    a.text += op;
+    a.text += b.additive ? "(" + b.text + ")" : b.text;
+    return {std::move(a.text), false, true};
+  }
+  Value mul(const IExprNode&, int64_t c, Value a) { return {std::to_string(c) + "*" + wrap(a), false}; }
+  Value floordiv(const IExprNode&, Value a, int64_t c) { return {wrap(a) + " // " + std::to_string(c), false}; }
+  Value mod(const IExprNode&, Value a, int64_t c) { return {wrap(a) + " % " + std::to_string(c), false}; }
+  template <class F>
+  Value load(const IExprNode& e, F&& arg) {
+    std::string s = "load(" + e.name;
+    for (size_t k = 0; k < e.args.size(); ++k) s += ", " + arg(k).text;
+    return {s + ")"};
+  }
+};
+
+}  // namespace
+
+std::string print_iexpr(const IExprNode& e, const std::vector<std::string>& vars) {
+  PrintIndexDomain dom{vars};
+  return eval_iexpr(e, dom).text;
 }
+
+std::string print_iexpr(const IExpr& e, const std::vector<std::string>& vars) { return print_iexpr(*e, vars); }
 
 std::string print_lambda(const Lambda& f) {
   if (auto op = as_plain_op(f)) return *op;

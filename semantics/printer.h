@@ -14,5 +14,6 @@ std::string print_program(const Program& p);
 std::string print_expr(const Expr& e, const Program* scope = nullptr);
 std::string print_lambda(const Lambda& f);
 std::string print_iexpr(const IExpr& e, const std::vector<std::string>& vars);
+std::string print_iexpr(const IExprNode& e, const std::vector<std::string>& vars);
 
 }  // namespace stax::sem

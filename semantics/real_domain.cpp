@@ -80,9 +80,8 @@ void RealDomain::copy(Value dst, Value src, DType, size_t cnt) {
   for (size_t i = 0; i < cnt; ++i) dst[i] = src[i];
 }
 
-RealDomain::Value RealDomain::apply(size_t reg, ScalarOp op, DType tag, DType operand_tag,
+RealDomain::Value RealDomain::apply(size_t reg, ScalarOp op, DType /*tag*/, DType operand_tag,
                                     std::span<const Value> args) {
-  (void)tag;
   Value o = regs[reg].v.data();
   const Value a = args[0];
   const Value b = args.size() > 1 ? args[1] : nullptr;

@@ -10,6 +10,7 @@
 
 #include "semantics/evaluator.h"
 #include "semantics/ieee_scalar.h"
+#include "semantics/index_eval.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/printer.h"
 #include "semantics/views.h"
@@ -154,30 +155,32 @@ class TensorEvaluator {
     throw EvalFailure{std::move(reason), unflatten(p.shape, flat), p.node};
   }
 
-  int64_t eval_index(const IExpr& e, const int64_t* idx, const Plan& p, int64_t flat) {
-    using K = IExprNode::Kind;
-    switch (e->kind) {
-      case K::Const: return e->value;
-      case K::Var: return idx[e->value];
-      case K::Add: return ieee::wrap_add(eval_index(e->args[0], idx, p, flat), eval_index(e->args[1], idx, p, flat));
-      case K::Sub: return ieee::wrap_sub(eval_index(e->args[0], idx, p, flat), eval_index(e->args[1], idx, p, flat));
-      case K::Mul: return ieee::wrap_mul(e->value, eval_index(e->args[0], idx, p, flat));
-      case K::FloorDiv: return ieee::floor_div(eval_index(e->args[0], idx, p, flat), e->value);
-      case K::Mod: return ieee::py_mod(eval_index(e->args[0], idx, p, flat), e->value);
-      case K::Load: {
-        TPtr t = lookup(e->name);
-        int64_t off = 0;
-        for (size_t k = 0; k < e->args.size(); ++k) {
-          int64_t v = eval_index(e->args[k], idx, p, flat);
-          if (v < 0 || v >= t->shape[k])
-            fail(p, flat, "load(" + e->name + ") index " + std::to_string(v) + " out of range [0, " +
-                              std::to_string(t->shape[k]) + ") in dim " + std::to_string(k));
-          off = off * t->shape[k] + v;
-        }
-        return dom_.read_int(*t, off);
+  /// Loads and failures of the concrete index domain (index_eval.h): a load
+  /// checks each index before evaluating the next.
+  struct IndexEnv {
+    TensorEvaluator& ev;
+    const Plan& p;
+    int64_t flat;
+    template <class F>
+    int64_t load_index(const IExprNode& e, F&& arg) {
+      TPtr t = ev.lookup(e.name);
+      int64_t off = 0;
+      for (size_t k = 0; k < e.args.size(); ++k) {
+        int64_t v = arg(k);
+        if (v < 0 || v >= t->shape[k])
+          fail_index(e, "load(" + e.name + ") index " + std::to_string(v) + " out of range [0, " +
+                            std::to_string(t->shape[k]) + ") in dim " + std::to_string(k));
+        off = off * t->shape[k] + v;
       }
+      return ev.dom_.read_int(*t, off);
     }
-    return 0;
+    [[noreturn]] void fail_index(const IExprNode&, std::string reason) { ev.fail(p, flat, std::move(reason)); }
+  };
+
+  int64_t eval_index(const IExpr& e, const int64_t* idx, const Plan& p, int64_t flat) {
+    IndexEnv env{*this, p, flat};
+    ConcreteIndexDomain<IndexEnv> dom{env, idx};
+    return eval_iexpr(e, dom);
   }
 
   Value produce(Plan& p, int64_t start, size_t n, Value out) {

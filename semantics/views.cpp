@@ -4,6 +4,8 @@
 #include <functional>
 #include <limits>
 
+#include "semantics/index_eval.h"
+
 namespace stax::sem {
 
 namespace {
@@ -255,62 +257,54 @@ std::optional<ViewSugar> recognise_view_sugar(
 }
 
 namespace {
+
 constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
-int64_t sat(__int128 v) {
-  if (v > kInf) return kInf;
-  if (v < -kInf) return -kInf;
-  return int64_t(v);
-}
-int64_t floordiv_i(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
+
+/// Interval domain of index expressions over the box [0, extents): every
+/// result saturates at ±kInf, a load is [-kInf, kInf].
+struct IntervalIndexDomain {
+  using Value = Interval;
+  const Shape& ext;
+
+  static Value sat(Interval r) { return {std::clamp<I128>(r.lo, -kInf, kInf), std::clamp<I128>(r.hi, -kInf, kInf)}; }
+  static Value top() { return {-kInf, kInf}; }
+  Value constant(const IExprNode&, int64_t c) { return {c, c}; }
+  Value var(const IExprNode&, int64_t k) {
+    int64_t n = (k >= 0 && size_t(k) < ext.size()) ? ext[size_t(k)] : 0;
+    return {0, std::max<int64_t>(n - 1, 0)};
+  }
+  Value add(const IExprNode&, Value a, Value b) { return sat(a + b); }
+  Value sub(const IExprNode&, Value a, Value b) { return sat(a - b); }
+  Value mul(const IExprNode&, int64_t c, Value a) { return sat(a * Interval{c, c}); }
+  Value floordiv(const IExprNode&, Value a, int64_t c) {
+    if (c <= 0) return top();
+    return {floordiv128(a.lo, c), floordiv128(a.hi, c)};
+  }
+  Value mod(const IExprNode&, Value a, int64_t c) {
+    if (c <= 0) return top();
+    if (a.lo >= 0 && a.hi < c) return a;
+    I128 qlo = floordiv128(a.lo, c), qhi = floordiv128(a.hi, c);
+    if (a.lo > -kInf && a.hi < kInf && qlo == qhi) return {a.lo - qlo * c, a.hi - qhi * c};
+    return {0, c - 1};
+  }
+  template <class F>
+  Value load(const IExprNode&, F&&) {
+    return top();
+  }
+};
+
 }  // namespace
 
-IRange iexpr_range(const IExpr& e, const Shape& ext) {
-  switch (e->kind) {
-    case IExprNode::Kind::Const: return {e->value, e->value};
-    case IExprNode::Kind::Var: {
-      int64_t n = (e->value >= 0 && size_t(e->value) < ext.size()) ? ext[size_t(e->value)] : 0;
-      return {0, std::max<int64_t>(n - 1, 0)};
-    }
-    case IExprNode::Kind::Add: {
-      IRange a = iexpr_range(e->args[0], ext), b = iexpr_range(e->args[1], ext);
-      return {sat(__int128(a.lo) + b.lo), sat(__int128(a.hi) + b.hi)};
-    }
-    case IExprNode::Kind::Sub: {
-      IRange a = iexpr_range(e->args[0], ext), b = iexpr_range(e->args[1], ext);
-      return {sat(__int128(a.lo) - b.hi), sat(__int128(a.hi) - b.lo)};
-    }
-    case IExprNode::Kind::Mul: {
-      IRange a = iexpr_range(e->args[0], ext);
-      __int128 x = __int128(a.lo) * e->value, y = __int128(a.hi) * e->value;
-      return {sat(std::min(x, y)), sat(std::max(x, y))};
-    }
-    case IExprNode::Kind::FloorDiv: {
-      IRange a = iexpr_range(e->args[0], ext);
-      if (e->value <= 0) return {-kInf, kInf};
-      return {floordiv_i(a.lo, e->value), floordiv_i(a.hi, e->value)};
-    }
-    case IExprNode::Kind::Mod: {
-      IRange a = iexpr_range(e->args[0], ext);
-      if (e->value <= 0) return {-kInf, kInf};
-      if (a.lo >= 0 && a.hi < e->value) return a;
-      if (a.lo >= -kInf + 1 && a.hi <= kInf - 1 && floordiv_i(a.lo, e->value) == floordiv_i(a.hi, e->value))
-        return {a.lo - floordiv_i(a.lo, e->value) * e->value, a.hi - floordiv_i(a.hi, e->value) * e->value};
-      return {0, e->value - 1};
-    }
-    case IExprNode::Kind::Load: return {-kInf, kInf};
-  }
-  return {-kInf, kInf};
+Interval iexpr_range(const IExpr& e, const Shape& ext) {
+  IntervalIndexDomain dom{ext};
+  return eval_iexpr(e, dom);
 }
 
 bool view_statically_in_bounds(const Shape& src, const Shape& out, const IndexMap& map) {
   if (num_elements(out) == 0) return true;
   for (size_t j = 0; j < map.exprs.size(); ++j) {
     if (iexpr_has_load(map.exprs[j])) return false;
-    IRange r = iexpr_range(map.exprs[j], out);
+    Interval r = iexpr_range(map.exprs[j], out);
     if (r.lo < 0 || r.hi >= src[j]) return false;
   }
   return true;

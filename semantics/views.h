@@ -9,6 +9,7 @@
 #include <string>
 #include <variant>
 
+#include "semantics/interval.h"
 #include "semantics/ir.h"
 
 namespace stax::sem {
@@ -42,10 +43,7 @@ std::optional<ViewSugar> recognise_view_sugar(
 
 /// Interval of an index expression over the box [0, extents) (Def. 6.4);
 /// loads are [-inf, +inf], saturated to int64 bounds.
-struct IRange {
-  int64_t lo, hi;
-};
-IRange iexpr_range(const IExpr& e, const Shape& extents);
+Interval iexpr_range(const IExpr& e, const Shape& extents);
 /// Whether every component of the map is statically within [0, src) (exact
 /// for affine maps, conservative otherwise).
 bool view_statically_in_bounds(const Shape& src, const Shape& out, const IndexMap& map);

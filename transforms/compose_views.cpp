@@ -50,7 +50,7 @@ bool composable(const ViewE& inner, const Shape& base, const Shape& middle, cons
       }
       if (!used) *exact = false;  // the target no longer evaluates (nor checks) that load
     } else {
-      IRange r = iexpr_range(outer.exprs[j], out);
+      Interval r = iexpr_range(outer.exprs[j], out);
       if (num_elements(out) > 0 && (r.lo < 0 || r.hi >= middle[j])) *exact = false;
     }
   }
@@ -59,7 +59,7 @@ bool composable(const ViewE& inner, const Shape& base, const Shape& middle, cons
     // the target; only its non-load components can fail where the target does not.
     for (size_t k = 0; k < inner.map.exprs.size(); ++k) {
       if (iexpr_has_load(inner.map.exprs[k])) continue;
-      IRange r = iexpr_range(inner.map.exprs[k], middle);
+      Interval r = iexpr_range(inner.map.exprs[k], middle);
       if (num_elements(middle) > 0 && (r.lo < 0 || r.hi >= base[k])) *exact = false;
     }
     // A load in the inner map is evaluated at fewer points in the target.

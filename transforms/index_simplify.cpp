@@ -4,6 +4,8 @@
 #include <numeric>
 #include <map>
 
+#include "semantics/ieee_scalar.h"
+#include "semantics/index_eval.h"
 #include "semantics/mutants.h"
 #include "semantics/printer.h"
 #include "semantics/views.h"
@@ -69,12 +71,6 @@ IExpr build(Linear l) {
   return e;
 }
 
-int64_t floordiv_i(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 Linear lin(const IExpr& e, const Shape& ext);
 
 // Merges s*b*(E // s) + b*(E % s) into b*E (E = s*(E // s) + E % s).
@@ -100,75 +96,105 @@ void merge_divmod(Linear& l, const Shape& ext) {
   }
 }
 
+/// The linear-form domain of the index evaluator (index_eval.h): an index
+/// expression as Σ k·atom + c, atoms being variables, loads and the floor
+/// divisions and remainders that cannot be resolved over the box [0, ext).
+struct LinearDomain {
+  using Value = Linear;
+  const Shape& ext;
+
+  Value constant(const IExprNode&, int64_t c) {
+    Linear l;
+    l.c = c;
+    return l;
+  }
+  Value var(const IExprNode&, int64_t k) {
+    Linear l;
+    l.add(ivar(int(k)), 1);
+    return l;
+  }
+  Value add(const IExprNode&, Value a, const Value& b) { return combine(std::move(a), b, 1); }
+  Value sub(const IExprNode&, Value a, const Value& b) { return combine(std::move(a), b, -1); }
+  Value mul(const IExprNode&, int64_t c, const Value& a) { return combine(Linear{}, a, c); }
+  Value floordiv(const IExprNode&, const Value& a, int64_t c) { return divmod(a, c, false); }
+  Value mod(const IExprNode&, const Value& a, int64_t c) { return divmod(a, c, true); }
+  template <class F>
+  Value load(const IExprNode& e, F&& arg) {
+    auto n = std::make_shared<IExprNode>(e);
+    for (size_t k = 0; k < n->args.size(); ++k) n->args[k] = build(arg(k));
+    Linear l;
+    l.add(n, 1);
+    return l;
+  }
+
+  Linear combine(Linear l, const Linear& b, int64_t k) {
+    l.add(b, k);
+    merge_divmod(l, ext);
+    return l;
+  }
+  Linear divmod(const Linear& in, int64_t c, bool is_mod);
+};
+
 Linear lin(const IExpr& e, const Shape& ext) {
+  LinearDomain dom{ext};
+  return eval_iexpr(e, dom);
+}
+
+Linear LinearDomain::divmod(const Linear& in, int64_t c, bool is_mod) {
   Linear l;
-  switch (e->kind) {
-    case K::Const: l.c = e->value; return l;
-    case K::Var: l.add(e, 1); return l;
-    case K::Add: l.add(lin(e->args[0], ext), 1); l.add(lin(e->args[1], ext), 1); break;
-    case K::Sub: l.add(lin(e->args[0], ext), 1); l.add(lin(e->args[1], ext), -1); break;
-    case K::Mul: l.add(lin(e->args[0], ext), e->value); break;
-    case K::FloorDiv:
-    case K::Mod: {
-      int64_t c = e->value;
-      Linear in = lin(e->args[0], ext);
-      // Find the largest g | c with in = g*q + r and 0 <= r < g over the box:
-      // then in // c = q // (c/g) and in % c = g*(q % (c/g)) + r.
-      std::vector<int64_t> gs = {c};
-      for (const auto& [a, k] : in.terms) gs.push_back(std::gcd(c, k < 0 ? -k : k));
-      std::sort(gs.rbegin(), gs.rend());
-      bool done = false;
-      for (int64_t g : gs) {
-        if (g <= 1 || done) continue;
-        Linear q, r;
-        for (const auto& [a, k] : in.terms) {
-          if (k % g == 0) q.add(a, k / g);
-          else r.add(a, k);
-        }
-        q.c = floordiv_i(in.c, g);
-        r.c = in.c - q.c * g;
-        IExpr rexpr = build(r);
-        IRange rr = iexpr_range(rexpr, ext);
-        // Seeded bug (semantics/mutants.h): the remainder taken as non-negative.
-        bool lo_ok = rr.lo >= 0 || mutant_active("floormod-negative");
-        if (!(lo_ok && rr.hi < g)) continue;
-        int64_t d = c / g;
-        IExpr qe = build(q);
-        if (e->kind == K::FloorDiv) {
-          if (d == 1) l.add(q, 1);
-          else l.add(lin(ifloordiv(qe, d), ext), 1);
-        } else {
-          if (d != 1) l.add(lin(imod(qe, d), ext), g);
-          l.add(r, 1);
-        }
-        done = true;
-      }
-      if (!done) {
-        // (c*q + r) // c = q + r // c and (c*q + r) % c = r % c hold for any r.
-        Linear q, r;
-        for (const auto& [a, k] : in.terms) {
-          if (k % c == 0) q.add(a, k / c);
-          else r.add(a, k);
-        }
-        q.c = floordiv_i(in.c, c);
-        r.c = in.c - q.c * c;
-        IExpr rexpr = build(r);
-        if (e->kind == K::FloorDiv) {
-          l.add(q, 1);
-          if (!r.terms.empty()) l.add(ifloordiv(rexpr, c), 1);
-        } else if (r.terms.empty()) {
-          l.c += r.c;
-        } else {
-          l.add(imod(rexpr, c), 1);
-        }
-      }
-      break;
+  if (c == 0) {  // ⊥ wherever it is evaluated: kept as it is
+    IExpr a = build(in);
+    l.add(is_mod ? imod(a, c) : ifloordiv(a, c), 1);
+    return l;
+  }
+  // Find the largest g | c with in = g*q + r and 0 <= r < g over the box:
+  // then in // c = q // (c/g) and in % c = g*(q % (c/g)) + r.
+  std::vector<int64_t> gs = {c};
+  for (const auto& [a, k] : in.terms) gs.push_back(std::gcd(c, k < 0 ? -k : k));
+  std::sort(gs.rbegin(), gs.rend());
+  bool done = false;
+  for (int64_t g : gs) {
+    if (g <= 1 || done) continue;
+    Linear q, r;
+    for (const auto& [a, k] : in.terms) {
+      if (k % g == 0) q.add(a, k / g);
+      else r.add(a, k);
     }
-    case K::Load: {
-      auto n = std::make_shared<IExprNode>(*e);
-      for (IExpr& a : n->args) a = simplify_index(a, ext);
-      l.add(n, 1);
-      return l;
+    q.c = ieee::floor_div(in.c, g);
+    r.c = in.c - q.c * g;
+    IExpr rexpr = build(r);
+    Interval rr = iexpr_range(rexpr, ext);
+    // Seeded bug (semantics/mutants.h): the remainder taken as non-negative.
+    bool lo_ok = rr.lo >= 0 || mutant_active("floormod-negative");
+    if (!(lo_ok && rr.hi < g)) continue;
+    int64_t d = c / g;
+    IExpr qe = build(q);
+    if (!is_mod) {
+      if (d == 1) l.add(q, 1);
+      else l.add(lin(ifloordiv(qe, d), ext), 1);
+    } else {
+      if (d != 1) l.add(lin(imod(qe, d), ext), g);
+      l.add(r, 1);
+    }
+    done = true;
+  }
+  if (!done) {
+    // (c*q + r) // c = q + r // c and (c*q + r) % c = r % c hold for any r.
+    Linear q, r;
+    for (const auto& [a, k] : in.terms) {
+      if (k % c == 0) q.add(a, k / c);
+      else r.add(a, k);
+    }
+    q.c = ieee::floor_div(in.c, c);
+    r.c = in.c - q.c * c;
+    IExpr rexpr = build(r);
+    if (!is_mod) {
+      l.add(q, 1);
+      if (!r.terms.empty()) l.add(ifloordiv(rexpr, c), 1);
+    } else if (r.terms.empty()) {
+      l.c += r.c;
+    } else {
+      l.add(imod(rexpr, c), 1);
     }
   }
   merge_divmod(l, ext);

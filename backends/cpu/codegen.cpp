@@ -5,10 +5,12 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
 #include "backends/cpu/jit.h"
+#include "semantics/index_eval.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/mutants.h"
 #include "semantics/printer.h"
@@ -20,36 +22,6 @@ using namespace stax::sem;
 using llvm::Value;
 
 namespace {
-
-
-void collect_buffers(const Expr& e, std::vector<std::string>& out) {
-  auto add = [&](const std::string& n) {
-    for (const std::string& x : out)
-      if (x == n) return;
-    out.push_back(n);
-  };
-  std::function<void(const IExpr&)> walk_i = [&](const IExpr& ie) {
-    if (ie->kind == IExprNode::Kind::Load) add(ie->name);
-    for (const IExpr& a : ie->args) walk_i(a);
-  };
-  std::visit(
-      [&](const auto& x) {
-        using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, NameE>) add(x.name);
-        else if constexpr (std::is_same_v<X, MapE>) {
-          for (const Expr& a : x.args) collect_buffers(a, out);
-        } else if constexpr (std::is_same_v<X, ViewE>) {
-          for (const IExpr& ie : x.map.exprs) walk_i(ie);
-          collect_buffers(x.src, out);
-        } else if constexpr (std::is_same_v<X, RedE>) {
-          collect_buffers(x.src, out);
-        } else if constexpr (std::is_same_v<X, LetE>) {
-          collect_buffers(x.value, out);
-          collect_buffers(x.body, out);
-        }
-      },
-      e->p);
-}
 
 std::optional<std::string> unsupported_below(const Expr& e, bool top) {
   if (std::holds_alternative<LetE>(e->p)) return "a let-in expression (run normalize first)";
@@ -213,7 +185,7 @@ class Emitter {
   // ---- scalar ops (the Llvm domain's apply)
   Value* apply(ScalarOp op, DType operand_tag, std::span<Value* const> a);
   Value* float_op(ScalarOp op, std::span<Value* const> a);
-  Value* int_op(ScalarOp op, DType t, std::span<Value* const> a);
+  Value* int_op(ScalarOp op, std::span<Value* const> a);
 
   // ---- index arithmetic (64 bits; 32 under the addr32-overflow mutant)
   llvm::Type* itype() { return addr32_ ? b_.getInt32Ty() : b_.getInt64Ty(); }
@@ -221,6 +193,7 @@ class Emitter {
   Value* to_i(Value* v) { return b_.CreateSExtOrTrunc(v, itype()); }
   Value* to_64(Value* v) { return b_.CreateSExtOrTrunc(v, b_.getInt64Ty()); }
   Value* floordiv_const(Value* a, int64_t c, bool mod);
+  struct IndexDomain;
   Value* iexpr(const IExpr& e, const std::vector<Value*>& idx);
   Value* flat(const std::vector<Value*>& idx, const Shape& s) {
     std::vector<int64_t> st = row_major_strides(s);
@@ -336,7 +309,7 @@ Value* Emitter::apply(ScalarOp op, DType operand_tag, std::span<Value* const> a)
     default: break;
   }
   if (is_float(t)) return float_op(op, a);
-  return int_op(op, t, a);
+  return int_op(op, a);
 }
 
 Value* Emitter::float_op(ScalarOp op, std::span<Value* const> a) {
@@ -405,7 +378,7 @@ Value* Emitter::float_op(ScalarOp op, std::span<Value* const> a) {
   throw CompileError("float op " + std::string(op_name(op)) + " has no code");
 }
 
-Value* Emitter::int_op(ScalarOp op, DType t, std::span<Value* const> a) {
+Value* Emitter::int_op(ScalarOp op, std::span<Value* const> a) {
   llvm::Type* ty = a[0]->getType();
   Value* zero = llvm::ConstantInt::get(ty, 0);
   Value* one = llvm::ConstantInt::get(ty, 1);
@@ -434,7 +407,6 @@ Value* Emitter::int_op(ScalarOp op, DType t, std::span<Value* const> a) {
       }
     }
   };
-  (void)t;
   switch (op) {
     case ScalarOp::Add: return b_.CreateAdd(a[0], a[1]);
     case ScalarOp::Sub: return b_.CreateSub(a[0], a[1]);
@@ -469,33 +441,41 @@ Value* Emitter::floordiv_const(Value* a, int64_t c, bool mod) {
   return b_.CreateSelect(wrong_sign, b_.CreateSub(q, iconst_(1)), q);
 }
 
-Value* Emitter::iexpr(const IExpr& e, const std::vector<Value*>& idx) {
-  using K = IExprNode::Kind;
-  switch (e->kind) {
-    case K::Const: return iconst_(e->value);
-    case K::Var: return to_i(idx[size_t(e->value)]);
-    case K::Add: return b_.CreateAdd(iexpr(e->args[0], idx), iexpr(e->args[1], idx));
-    case K::Sub: return b_.CreateSub(iexpr(e->args[0], idx), iexpr(e->args[1], idx));
-    case K::Mul: return b_.CreateMul(iconst_(e->value), iexpr(e->args[0], idx));
-    case K::FloorDiv: return floordiv_const(iexpr(e->args[0], idx), e->value, false);
-    case K::Mod: return floordiv_const(iexpr(e->args[0], idx), e->value, true);
-    case K::Load: {
-      size_t buf = buffer(e->name);
-      const Shape& s = spec_.types[buf].shape;
-      std::vector<Value*> at;
-      for (size_t k = 0; k < e->args.size(); ++k) {
-        Value* v = to_64(iexpr(e->args[k], idx));
-        check(b_.CreateICmpUGE(v, i64(s[k])),
-              "load(" + e->name + ") index out of range [0, " + std::to_string(s[k]) + ") in dim " + std::to_string(k),
-              v);
-        at.push_back(v);
-      }
-      Value* x = load(buf, flat(at, s));
-      if (x->getType()->isIntegerTy(1)) return b_.CreateZExt(x, itype());
-      return to_i(x);
+/// The LLVM domain of the index evaluator (index_eval.h): 64-bit wrapping
+/// arithmetic as the interpreter's, loads checked against their extents.
+struct Emitter::IndexDomain {
+  using Value = llvm::Value*;
+  Emitter& em;
+  const std::vector<Value>& idx;
+
+  Value constant(const IExprNode&, int64_t c) { return em.iconst_(c); }
+  Value var(const IExprNode&, int64_t k) { return em.to_i(idx[size_t(k)]); }
+  Value add(const IExprNode&, Value a, Value b) { return em.b_.CreateAdd(a, b); }
+  Value sub(const IExprNode&, Value a, Value b) { return em.b_.CreateSub(a, b); }
+  Value mul(const IExprNode&, int64_t c, Value a) { return em.b_.CreateMul(em.iconst_(c), a); }
+  Value floordiv(const IExprNode&, Value a, int64_t c) { return em.floordiv_const(a, c, false); }
+  Value mod(const IExprNode&, Value a, int64_t c) { return em.floordiv_const(a, c, true); }
+  template <class F>
+  Value load(const IExprNode& e, F&& arg) {
+    size_t buf = em.buffer(e.name);
+    const Shape& s = em.spec_.types[buf].shape;
+    std::vector<Value> at;
+    for (size_t k = 0; k < e.args.size(); ++k) {
+      Value v = em.to_64(arg(k));
+      em.check(em.b_.CreateICmpUGE(v, em.i64(s[k])),
+               "load(" + e.name + ") index out of range [0, " + std::to_string(s[k]) + ") in dim " + std::to_string(k),
+               v);
+      at.push_back(v);
     }
+    Value x = em.load(buf, em.flat(at, s));
+    if (x->getType()->isIntegerTy(1)) return em.b_.CreateZExt(x, em.itype());
+    return em.to_i(x);
   }
-  throw CompileError("bad index expression");
+};
+
+Value* Emitter::iexpr(const IExpr& e, const std::vector<Value*>& idx) {
+  IndexDomain dom{*this, idx};
+  return eval_iexpr(e, dom);
 }
 
 Value* Emitter::elem(const Expr& e, const std::vector<Value*>& idx) {
@@ -722,8 +702,10 @@ KernelSpec make_spec(const Program& p, const Binding& b) {
   s.names.push_back(b.name);
   s.types.push_back(b.expr->type);
   std::vector<std::string> reads;
-  collect_buffers(b.expr, reads);
-  for (const std::string& n : reads) {
+  collect_free_names(b.expr, reads);
+  for (size_t k = 0; k < reads.size(); ++k) {
+    const std::string& n = reads[k];
+    if (std::find(reads.begin(), reads.begin() + std::ptrdiff_t(k), n) != reads.begin() + std::ptrdiff_t(k)) continue;
     const TensorType* t = p.type_of(n);
     if (!t) throw CompileError("binding " + b.name + " reads an unknown tensor " + n);
     s.names.push_back(n);

@@ -236,8 +236,8 @@ TEST_CASE("interval: iexpr_range is sound; tightness is reported; a wrong claim 
   loose.kind = K::Interval;
   loose.domain = {{"i", 8}};
   sem::IExpr e = sem::isub(sem::ivar(0), sem::ivar(0));
-  sem::IRange r = sem::iexpr_range(e, {8});
-  loose.goal = IntervalGoal{e, r.lo, r.hi};
+  sem::Interval r = sem::iexpr_range(e, {8});
+  loose.goal = IntervalGoal{e, int64_t(r.lo), int64_t(r.hi)};
   ProofVerdict lv = discharge(loose);
   CHECK(lv.kind == ProofVerdict::Proved);
   CHECK(contains(lv.reason, "loose by 7"));
