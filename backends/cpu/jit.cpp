@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,15 +68,40 @@ Engine make_engine(int level) {
   return e;
 }
 
+/// The machine code of one kernel: removed from its JIT when the last
+/// holder (the cache entry, a compiled program) lets go.
+struct Lease {
+  llvm::orc::ResourceTrackerSP rt;
+  ~Lease() {
+    if (rt) llvm::consumeError(rt->remove());
+  }
+};
+
+struct Entry {
+  KernelFn fn;
+  std::vector<std::string> reasons;
+  std::shared_ptr<const void> lease;
+  std::list<std::string>::iterator lru;  ///< position in Impl::lru
+};
+
 }  // namespace
 
 struct Jit::Impl {
   Engine engines[4];
   mutable std::mutex mu;
-  std::map<std::string, std::pair<KernelFn, std::vector<std::string>>> cache;
+  std::map<std::string, Entry> cache;  // destroyed before the engines: leases remove from live JITs
+  std::list<std::string> lru;          ///< cache keys, most recently used first
+  size_t capacity = 512;
   std::map<std::string, std::string> ir;
   bool keep_ir = false;
   int64_t counter = 0;
+
+  void evict() {
+    while (cache.size() > capacity) {
+      cache.erase(lru.back());
+      lru.pop_back();
+    }
+  }
 
   Engine& engine(int level) {
     if (!engines[level].jit) engines[level] = make_engine(level);
@@ -132,13 +158,26 @@ int64_t Jit::compiled_count() const {
   return impl_->counter;
 }
 
+int64_t Jit::cached_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return int64_t(impl_->cache.size());
+}
+
+void Jit::set_capacity(int64_t kernels) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->capacity = size_t(std::max<int64_t>(kernels, 1));
+  impl_->evict();
+}
+
 CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int opt_level) {
   opt_level = std::clamp(opt_level, 0, 3);
   // The active mutant changes code generation: it is part of the key.
   std::string key = std::string(sem::active_mutant()) + "\nO" + std::to_string(opt_level) + "\n" + key_text;
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
-    CompiledKernel k{it->second.first, it->second.second};
+    Entry& e = it->second;
+    impl_->lru.splice(impl_->lru.begin(), impl_->lru, e.lru);
+    CompiledKernel k{e.fn, e.lease, e.reasons};
     k.cached = true;
     return k;
   }
@@ -167,15 +206,19 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
     mod->print(os, nullptr);
     impl_->ir[key_text] = os.str();
   }
-  if (auto err = eng.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+  auto lease = std::make_shared<Lease>();
+  lease->rt = eng.jit->getMainJITDylib().createResourceTracker();
+  if (auto err = eng.jit->addIRModule(lease->rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     throw CompileError("JIT failed for kernel:\n" + key_text + "\n" + take_error(std::move(err)));
   auto addr = eng.jit->lookup(fname);
   if (!addr) throw CompileError("JIT lookup failed for kernel:\n" + key_text + "\n" + take_error(addr.takeError()));
   KernelFn fn = addr->toPtr<KernelFn>();
   auto t3 = std::chrono::steady_clock::now();
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  impl_->cache.emplace(key, std::make_pair(fn, reasons));
-  CompiledKernel k{fn, std::move(reasons)};
+  impl_->lru.push_front(key);
+  impl_->cache.emplace(key, Entry{fn, reasons, lease, impl_->lru.begin()});
+  impl_->evict();
+  CompiledKernel k{fn, std::move(lease), std::move(reasons)};
   k.compile_ms = ms(t0, t3);
   k.emit_ms = ms(t0, t1);
   k.optimise_ms = ms(t1, t2);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ struct CompileError : std::runtime_error {
 
 struct CompiledKernel {
   KernelFn fn = nullptr;
+  /// Keeps the machine code of `fn` alive: the cache is bounded and evicts
+  /// its least recently used kernels, whose code is freed once no
+  /// CompiledKernel holds it any more.
+  std::shared_ptr<const void> lease;
   std::vector<std::string> reasons;  ///< the kernel's failure reasons, by FailRecord::reason
   double compile_ms = 0;  ///< IR emission, optimisation and machine code; 0 when cached
   double emit_ms = 0, optimise_ms = 0, codegen_ms = 0;  ///< its parts
@@ -59,6 +64,9 @@ class Jit {
 
   /// Number of kernels compiled (not served from the cache).
   int64_t compiled_count() const;
+  /// Number of kernels in the cache, and its bound (default 512; at least 1).
+  int64_t cached_count() const;
+  void set_capacity(int64_t kernels);
 
   ~Jit();
 

@@ -1,0 +1,83 @@
+// The JIT's kernel cache is bounded and releases what it evicts: in a long
+// campaign every program compiles new kernels, so resident memory and the
+// process's memory mappings must stay flat (a campaign of ~13,000 programs
+// used to end in "Unable to allocate section memory" at the kernel's
+// vm.max_map_count). A kernel evicted while a compiled program still holds
+// it keeps running; the deliberately wrong case is the unbounded cache,
+// whose mappings grow with every compile.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "backends/cpu/cpu_backend.h"
+#include "tests/test_util.h"
+
+using namespace stax;
+using namespace stax::sem;
+namespace cpu = stax::backends::cpu;
+
+namespace {
+
+int64_t mapping_count() {
+  std::ifstream f("/proc/self/maps");
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(f, line)) ++n;
+  return n;
+}
+
+/// A program whose kernel text is distinct for every k.
+Program distinct_program(int k) {
+  return test::parse_ok("input x : f32[64]\nlet y = map(fn(a) => add(mul(a, " + std::to_string(k) +
+                        ".0), 1.0), x)\noutput y\n");
+}
+
+/// Compiles and runs programs [from, to); every result checked.
+void compile_range(int from, int to) {
+  for (int k = from; k < to; ++k) {
+    Program p = distinct_program(k);
+    cpu::CompiledProgram cp(p, {1, false, 0});
+    std::vector<float> v(64);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
+    Inputs in;
+    in["x"] = test::f32({64}, v);
+    IeeeOutcome o = cp.run(in);
+    REQUIRE(!o.failure);
+    REQUIRE(o.outputs.at("y")->get_double(3) == 3.0 * k + 1.0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("jit cache: bounded, releases evicted kernels, keeps those still held") {
+  cpu::Jit& jit = cpu::Jit::instance();
+  jit.set_capacity(16);
+  Program held_p = distinct_program(-7);
+  cpu::CompiledProgram held(held_p, {1, false, 0});
+
+  compile_range(0, 100);  // warm-up: allocator pools, LLVM's own tables
+  int64_t maps0 = mapping_count();
+  compile_range(100, 700);
+  int64_t maps1 = mapping_count();
+  CHECK(jit.cached_count() <= 16);
+  INFO("mappings after 100 compiles: " << maps0 << ", after 700: " << maps1);
+  CHECK(maps1 - maps0 < 60);
+
+  // The held kernel was evicted from the cache long ago; its code lives on.
+  Inputs in;
+  in["x"] = test::f32({64}, std::vector<float>(64, 2.0f));
+  IeeeOutcome o = held.run(in);
+  REQUIRE(!o.failure);
+  CHECK(o.outputs.at("y")->get_double(0) == -13.0);
+
+  // The deliberately wrong case: an unbounded cache grows with every compile.
+  jit.set_capacity(int64_t(1) << 40);
+  int64_t before = mapping_count();
+  compile_range(1000, 1300);
+  int64_t after = mapping_count();
+  INFO("mappings before: " << before << ", after 300 more unbounded compiles: " << after);
+  CHECK(after - before >= 100);
+  jit.set_capacity(512);
+  CHECK(jit.cached_count() <= 512);
+}
