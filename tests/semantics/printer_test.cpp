@@ -209,14 +209,11 @@ TEST_CASE("printer: inline programs covering every form round-trip", "[printer]"
 TEST_CASE("printer: the examples folder round-trips", "[printer]") {
   const std::filesystem::path dir = std::filesystem::path(STAX_SOURCE_DIR) / "examples";
   std::vector<std::filesystem::path> files;
-  bool any = false;
-  if (std::filesystem::is_directory(dir))
-    for (const auto& ent : std::filesystem::recursive_directory_iterator(dir)) {
-      if (!ent.is_regular_file()) continue;
-      any = true;
-      if (ent.path().extension() == ".stx") files.push_back(ent.path());
-    }
-  if (any) REQUIRE(files.size() >= 1);
+  REQUIRE(std::filesystem::is_directory(dir));
+  for (const auto& ent : std::filesystem::recursive_directory_iterator(dir))
+    if (ent.is_regular_file() && ent.path().extension() == ".stx") files.push_back(ent.path());
+  // An empty or misplaced folder must not pass: examples/ holds six programs.
+  REQUIRE(files.size() >= 6);
   for (const auto& f : files) {
     INFO(f.string());
     ParseResult r = parse_file(f.string());
