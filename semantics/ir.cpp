@@ -77,7 +77,9 @@ namespace {
 // so that a second rounding to f16/bf16 is correct (no double rounding).
 double strtod_round_odd(const std::string& s) {
   int old = std::fegetround();
-  std::fesetround(FE_TOWARDZERO);
+  // Downward and upward (not toward zero, which is upward for a negative
+  // literal): the two neighbours of an inexact value; the odd one is the result.
+  std::fesetround(FE_DOWNWARD);
   double lo = std::strtod(s.c_str(), nullptr);
   std::fesetround(FE_UPWARD);
   double hi = std::strtod(s.c_str(), nullptr);

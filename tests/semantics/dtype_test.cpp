@@ -481,15 +481,17 @@ TEST_CASE("dtype: a positive half literal just above a tie rounds up") {
   CHECK(H16{f64_to_f16_bits(std::strtod("1.00048828125000000001", nullptr))} == H16{0x3c00});
 }
 
-// Fails at the time of writing: strtod_round_odd reads the literal with its
-// sign under FE_TOWARDZERO and FE_UPWARD, which agree for a negative value, so
-// the inexact value is truncated instead of rounded to odd and the half
-// rounding then sees an exact tie.
-TEST_CASE("dtype: a negative half literal just beyond a tie rounds away from it", "[!shouldfail]") {
+// A literal is read to f64 with round-to-odd (its two neighbours, downward and
+// upward), so that the half rounding sees no false tie. Reading a negative
+// literal toward zero and upward gave the same value twice: it was truncated,
+// and -1.00048828125000000001 became the tie -1.00048828125 and went to even.
+TEST_CASE("dtype: a negative half literal just beyond a tie rounds away from it") {
   auto c = const_from_literal("-1.00048828125000000001", DType::F16);
   REQUIRE(std::holds_alternative<Const>(c));
   CHECK(H16{uint16_t(std::get<Const>(c).bits)} == H16{0xbc01});
   auto b = const_from_literal("-1.00390625000000000001", DType::BF16);
   REQUIRE(std::holds_alternative<Const>(b));
   CHECK(H16{uint16_t(std::get<Const>(b).bits)} == H16{0xbf81});
+  // The deliberately wrong reading: truncation toward zero lands on the tie.
+  CHECK(H16{f64_to_f16_bits(-1.00048828125)} == H16{0xbc00});
 }
