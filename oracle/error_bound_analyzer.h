@@ -4,11 +4,12 @@
 // accumulators, and the Analyzer that builds and walks them. The model and
 // the bound are stated in oracle/error_bound.h; each concept lives in its own
 // unit:
-//   error_bound.cpp            entry point: roots, the evaluated program, rows
+//   error_bound.cpp            entry point: graphs of the roots, the evaluated program
 //   error_bound_structure.cpp  linear maps, sum DAGs, root discovery
 //   error_bound_graph.cpp      the summand graph: slots, nodes, edges, index mapping
 //   error_bound_visit.cpp      per-element rounding depths of every summand
 //   error_bound_rows.cpp       one row per root: measured error against the bound
+//   error_bound_report.cpp     the report as a table and as JSON
 #pragma once
 
 #include <mpfr.h>
