@@ -1,4 +1,4 @@
-// The exact sum of many doubles (error_bound.cpp's ground truth): mpfr_sum
+// The exact sum of many doubles (the error-bound analysis' ground truth): mpfr_sum
 // over chunks of summands, without an allocation per summand.
 #pragma once
 

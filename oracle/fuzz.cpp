@@ -63,18 +63,6 @@ std::optional<xform::Result> apply_steps(const Program& p, const std::vector<xfo
   }
 }
 
-/// Inputs restricted to the program's declared inputs; nullopt when one is
-/// missing or has another type.
-std::optional<Inputs> adapt_inputs(const Program& p, const Inputs& in) {
-  Inputs r;
-  for (const Input& i : p.inputs) {
-    auto it = in.find(i.name);
-    if (it == in.end() || it->second.dtype != i.type.dtype || it->second.shape != i.type.shape) return std::nullopt;
-    r.emplace(i.name, it->second);
-  }
-  return r;
-}
-
 std::vector<Inputs> trial_inputs(const Program& p, uint64_t seed, int trials) {
   std::vector<Inputs> v;
   for (int t = 0; t < trials; ++t)

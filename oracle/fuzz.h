@@ -1,4 +1,4 @@
-// One iteration of differential fuzzing (issue 7, DESIGN §3, §8): generate a
+// One iteration of differential fuzzing (DESIGN §3, §8): generate a
 // program P, apply a random pipeline of registered transforms, check P
 // against T(P) by the pipeline's class with the no-tolerance oracle, then run
 // T(P) on every backend and compare bit for bit with the interpreter. Any

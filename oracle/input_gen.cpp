@@ -19,6 +19,16 @@ std::string_view input_kind_name(InputKind k) {
   return "?";
 }
 
+std::optional<Inputs> adapt_inputs(const Program& p, const Inputs& in) {
+  Inputs r;
+  for (const Input& i : p.inputs) {
+    auto it = in.find(i.name);
+    if (it == in.end() || it->second.dtype != i.type.dtype || it->second.shape != i.type.shape) return std::nullopt;
+    r.emplace(i.name, it->second);
+  }
+  return r;
+}
+
 namespace {
 
 // A float value of the kind, before rounding to the dtype.

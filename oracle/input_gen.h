@@ -3,6 +3,7 @@
 // subnormals, max/min normal, f16/bf16 rounding ties).
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "semantics/evaluator.h"
@@ -18,5 +19,10 @@ constexpr InputKind kInputKinds[] = {InputKind::Normal, InputKind::Uniform, Inpu
 /// stay within [-s, s) for the extent s they index (so wrap-around happens and
 /// most draws are in range); Special also draws out-of-range ones.
 sem::Inputs generate_inputs(const sem::Program& p, InputKind kind, uint64_t seed);
+
+/// Inputs restricted to the program's declared inputs; nullopt when one is
+/// missing or has another type (a shrunk or transformed program reusing the
+/// inputs of the original).
+std::optional<sem::Inputs> adapt_inputs(const sem::Program& p, const sem::Inputs& in);
 
 }  // namespace stax::oracle

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "oracle/input_gen.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "transforms/expr_util.h"
@@ -79,16 +80,6 @@ int64_t literal_weight(const std::string& s) {
 
 int64_t score(const Program& p, const std::string& text) {
   return (int64_t(text.size()) + elements_of(p)) * (int64_t(1) << 30) + literal_weight(text);
-}
-
-std::optional<Inputs> adapt(const Program& p, const Inputs& in) {
-  Inputs r;
-  for (const Input& i : p.inputs) {
-    auto it = in.find(i.name);
-    if (it == in.end() || it->second.dtype != i.type.dtype || it->second.shape != i.type.shape) return std::nullopt;
-    r.emplace(i.name, it->second);
-  }
-  return r;
 }
 
 int64_t nonzero_elements(const Inputs& in) {
@@ -231,7 +222,7 @@ class Shrinker {
     int64_t s = score(*q, canon);
     if (s >= score_) return false;
     std::vector<Inputs> tries;
-    if (auto a = adapt(*q, in_)) tries.push_back(std::move(*a));
+    if (auto a = adapt_inputs(*q, in_)) tries.push_back(std::move(*a));
     bool fresh = false;
     for (size_t k = 0;; ++k) {
       if (k == tries.size()) {

@@ -1,4 +1,4 @@
-// Delta debugging on programs (issue 7; Zeller's ddmin, C-Reduce style
+// Delta debugging on programs (Zeller's ddmin, C-Reduce style
 // passes): while a failure persists, drop outputs and bindings, replace a
 // subexpression by an operand of the same type or a constant, shrink
 // extents and integer literals, simplify lambdas and simplify input values.
