@@ -282,7 +282,7 @@ Expr gather(const Args& a) {
     // and its check disappear.
     if (auto f = as_index_expr(ie, {ivar(int(dim))}, out)) {
       IExpr fe = xform::simplify_index(*f, out);
-      IRange r = iexpr_range(fe, out);
+      auto r = iexpr_range(fe, out);
       if (r.lo >= 0 && r.hi < s[size_t(dim)]) {
         std::vector<IExpr> ex;
         for (size_t d = 0; d < s.size(); ++d) ex.push_back(ivar(int(d)));
