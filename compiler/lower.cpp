@@ -4,13 +4,12 @@
 // (Prop. 6.1: fusion is function composition), a realized one by name.
 #include "compiler/lower.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
 
 #include "compiler/ops.h"
 #include "compiler/policy.h"
-#include "transforms/expr_util.h"
+#include "semantics/count_domain.h"
 
 namespace stax::compiler {
 
@@ -62,14 +61,29 @@ RealizeLimits RealizeLimits::of(const Device& d) {
 
 namespace {
 
-/// The Count domain of 6.7 over an inlined expression: ops, reads, buffers.
-struct Count {
+/// What 6.6's thresholds measure on an inlined expression: its op count (the
+/// Count domain on each map's lambda, plus one per reduction), the reads and
+/// the buffers read, and the expensive ops it contains (by name).
+struct Cost {
   int64_t ops = 0, reads = 0;
   std::set<std::string> buffers;
   std::set<std::string> expensive;
 };
 
-void count(const Expr& e, Count& c) {
+bool is_expensive(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::Exp:
+    case ScalarOp::Log:
+    case ScalarOp::Log10:
+    case ScalarOp::Log1p:
+    case ScalarOp::Log2:
+    case ScalarOp::Sigmoid:
+    case ScalarOp::Tanh: return true;
+    default: return false;
+  }
+}
+
+void add_cost(const Expr& e, Cost& c) {
   std::visit(
       [&](const auto& p) {
         using T = std::decay_t<decltype(p)>;
@@ -77,28 +91,21 @@ void count(const Expr& e, Count& c) {
           ++c.reads;
           c.buffers.insert(p.name);
         } else if constexpr (std::is_same_v<T, MapE>) {
-          for (const Instr& in : p.fn.code) {
-            if (in.kind == Instr::Kind::Op || in.kind == Instr::Kind::Cast) ++c.ops;
-            if (in.kind == Instr::Kind::Op &&
-                (in.op == ScalarOp::Exp || in.op == ScalarOp::Log || in.op == ScalarOp::Log10 ||
-                 in.op == ScalarOp::Log1p || in.op == ScalarOp::Log2 || in.op == ScalarOp::Sigmoid ||
-                 in.op == ScalarOp::Tanh))
-              c.expensive.insert(std::string(op_name(in.op)));
-          }
-          for (const Expr& a : p.args) count(a, c);
+          OpCount k = count_ops(p.fn);
+          c.ops += k.ops;
+          for (ScalarOp op : k.used)
+            if (is_expensive(op)) c.expensive.insert(std::string(op_name(op)));
+          for (const Expr& a : p.args) add_cost(a, c);
         } else if constexpr (std::is_same_v<T, ViewE>) {
-          std::vector<std::string> names;
           for (const IExpr& x : p.map.exprs)
-            if (iexpr_has_load(x)) {
-              ++c.reads;
-            }
-          count(p.src, c);
+            if (iexpr_has_load(x)) ++c.reads;
+          add_cost(p.src, c);
         } else if constexpr (std::is_same_v<T, RedE>) {
           ++c.ops;
-          count(p.src, c);
+          add_cost(p.src, c);
         } else if constexpr (std::is_same_v<T, LetE>) {
-          count(p.value, c);
-          count(p.body, c);
+          add_cost(p.value, c);
+          add_cost(p.body, c);
         }
       },
       e->p);
@@ -162,8 +169,8 @@ struct Interp {
     else if (is_reduction(e)) return realize(name, "a reduction read by another node: its users need it in memory");
     else if (k == 1) why = "one user (" + users[name][0] + "): inlined, Prop. 6.1";
     else {
-      Count c;
-      count(e, c);
+      Cost c;
+      add_cost(e, c);
       std::string figures = " (" + std::to_string(k) + " users, " + std::to_string(c.ops) + " ops, " +
                             std::to_string(c.buffers.size()) + " buffers, " + std::to_string(c.reads) + " reads)";
       if (lim.expensive_ops && !c.expensive.empty())

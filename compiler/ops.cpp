@@ -1,16 +1,16 @@
-// Lowering rules of the basis operators (seed 6.2): the `pointwise` helper of
-// Listing 6.1 with broadcast loaders and the type promotion of 6.2 (default:
-// the common type; div/sqrt/exp...: integers to float; comparisons: bool),
-// reductions over any dims (permuted to the trailing position), views per 6.4
-// (index maps), concatenation as masked selects, gather as an indirect load
-// unless the index folds into an index expression (Example 6.3).
+// Lowering rules of the basis operators (seed 6.2): a table from operator
+// name to rule. Pointwise ops go through Listing 6.1's `pointwise` with the
+// type promotion of 6.2 (pointwise.h); reductions run over any dims
+// (permuted to the trailing position); views per 6.4 (index maps);
+// concatenation as masked selects; gather as an indirect load unless the
+// index folds into an index expression (Example 6.3, index_expr.cpp).
 #include "compiler/ops.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
+#include "compiler/pointwise.h"
 #include "semantics/views.h"
 #include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
@@ -22,189 +22,9 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& m) { throw NodeError{m}; }
-
-
-std::vector<std::string> var_names(size_t n) {
-  std::vector<std::string> v;
-  for (size_t i = 0; i < n; ++i) v.push_back("i" + std::to_string(i));
-  return v;
-}
-
-Expr view_of(const Expr& src, const Shape& shape, std::vector<IExpr> exprs) {
-  IndexMap m{var_names(shape.size()), std::move(exprs)};
-  return make_expr({src->type.dtype, shape}, ViewE{src, std::move(m)});
-}
-Expr view_of(const Expr& src, const ViewResult& r) {
-  if (const auto* err = std::get_if<std::string>(&r)) fail(*err);
-  const ViewShape& v = std::get<ViewShape>(r);
-  if (v.shape == src->type.shape) {
-    bool ident = true;
-    for (size_t k = 0; k < v.map.exprs.size(); ++k)
-      ident = ident && v.map.exprs[k]->kind == IExprNode::Kind::Var && v.map.exprs[k]->value == int64_t(k);
-    if (ident && v.map.exprs.size() == v.shape.size()) return src;
-  }
-  return make_expr({src->type.dtype, v.shape}, ViewE{src, v.map});
-}
-
-int category(DType t) { return is_bool(t) ? 0 : is_int(t) ? 1 : 2; }
-int json_category(const json& j) { return j.is_boolean() ? 0 : j.is_number_integer() ? 1 : 2; }
-
-DType wider(DType a, DType b) {
-  if (a == b) return a;
-  if (category(a) != category(b)) return category(a) > category(b) ? a : b;
-  if (is_int(a)) return (a == DType::I64 || b == DType::I64) ? DType::I64 : DType::I32;
-  if (a == DType::F64 || b == DType::F64) return DType::F64;
-  return DType::F32;  // f32 with a half, or f16 with bf16
-}
-
-/// 6.2's default promotion: the common type of the tensors; a scalar of a
-/// higher category gives that category's default type.
-DType promote(const std::vector<DType>& tensors, const std::vector<json>& scalars) {
-  DType t = tensors.empty() ? DType::Bool : tensors[0];
-  for (DType d : tensors) t = wider(t, d);
-  int c = category(t);
-  for (const json& s : scalars)
-    if (json_category(s) > c) {
-      c = json_category(s);
-      t = c == 2 ? DType::F32 : DType::I64;
-    }
-  return t;
-}
-
-Const const_of(double v, DType tag) {
-  if (is_bool(tag)) return Const::boolean(v != 0);
-  if (is_int(tag)) return Const::i64(int64_t(v), tag);
-  char buf[64];
-  if (std::isnan(v)) std::snprintf(buf, sizeof buf, "nan");
-  else if (std::isinf(v)) std::snprintf(buf, sizeof buf, v > 0 ? "inf" : "-inf");
-  else std::snprintf(buf, sizeof buf, "%.17g", v);
-  auto r = const_from_literal(buf, tag);
-  if (auto* e = std::get_if<std::string>(&r)) fail("constant " + std::string(buf) + ": " + *e);
-  return std::get<Const>(r);
-}
-Const const_of(const json& j, DType tag) {
-  if (j.is_boolean()) return const_of(j.get<bool>() ? 1.0 : 0.0, tag);
-  if (j.is_number_integer() && is_int(tag)) return Const::i64(j.get<int64_t>(), tag);
-  if (j.is_number()) return const_of(j.get<double>(), tag);
-  if (j.is_string()) {
-    std::string s = j.get<std::string>();
-    if (s == "inf" || s == "-inf" || s == "nan") return const_of(s == "nan" ? NAN : s == "inf" ? INFINITY : -INFINITY, tag);
-  }
-  fail("expected a number, got " + j.dump());
-}
-
-/// Builds a flat SSA lambda (the parser's conventions: constants take the tag
-/// of the operation they feed, half tags compute in f32).
-struct LambdaBuilder {
-  Lambda lam;
-  int32_t push(Instr in) {
-    lam.code.push_back(in);
-    return int32_t(lam.code.size() - 1);
-  }
-  DType tag(int32_t x) const { return lam.code[size_t(x)].type; }
-  int32_t param(DType t) {
-    int32_t k = int32_t(lam.params.size());
-    lam.params.push_back(std::string(1, char('a' + k % 26)) + (k >= 26 ? std::to_string(k / 26) : ""));
-    lam.param_types.push_back(t);
-    return push({Instr::Kind::Param, ScalarOp::Add, t, k, -1, -1, {}});
-  }
-  int32_t konst(const Const& c) { return push({Instr::Kind::Const, ScalarOp::Add, c.dtype, -1, -1, -1, c}); }
-  int32_t op(ScalarOp o, std::vector<int32_t> xs) {
-    std::vector<DType> ts;
-    for (int32_t x : xs) ts.push_back(tag(x));
-    OpTyping ty = type_op(o, ts);
-    if (!ty.result) fail(ty.error);
-    Instr in{Instr::Kind::Op, o, *ty.result, -1, -1, -1, {}};
-    in.a = xs.size() > 0 ? xs[0] : -1;
-    in.b = xs.size() > 1 ? xs[1] : -1;
-    in.c = xs.size() > 2 ? xs[2] : -1;
-    return push(in);
-  }
-  int32_t cast(int32_t x, DType to) {
-    if (tag(x) == to) return x;
-    return push({Instr::Kind::Cast, ScalarOp::Add, to, x, -1, -1, {}});
-  }
-};
-
-Shape broadcast_shapes(const Shape& a, const Shape& b) {
-  Shape r(std::max(a.size(), b.size()), 1);
-  for (size_t k = 0; k < r.size(); ++k) {
-    int64_t x = k < r.size() - a.size() ? 1 : a[k - (r.size() - a.size())];
-    int64_t y = k < r.size() - b.size() ? 1 : b[k - (r.size() - b.size())];
-    if (x != y && x != 1 && y != 1) fail("shapes " + shape_text(a) + " and " + shape_text(b) + " do not broadcast");
-    r[k] = x == 1 ? y : x;
-  }
-  return r;
-}
-
-/// Listing 6.1's _broadcast_loader: a view reading x at the broadcast index.
-Expr broadcast_to(const Expr& x, const Shape& target) {
-  const Shape& s = x->type.shape;
-  if (s == target) return x;
-  std::vector<IExpr> ex;
-  size_t off = target.size() - s.size();
-  for (size_t d = 0; d < s.size(); ++d)
-    ex.push_back(s[d] == 1 && target[d + off] != 1 ? iconst(0) : ivar(int(d + off)));
-  return view_of(x, target, ex);
-}
-
-enum class Promo { Default, IntToFloat, Compare };
-
-/// An operand of a pointwise op: a tensor expression or a literal.
-struct Operand {
-  Expr tensor;
-  json literal;
-};
-
-using Body = std::function<int32_t(LambdaBuilder&, const std::vector<int32_t>&, DType)>;
-
-/// Listing 6.1: the output range by broadcasting, a loader per operand, the
-/// body applied to the loaded values in the common compute type.
-Expr pointwise(const std::vector<Operand>& ops, Promo promo, const Body& body) {
-  std::vector<DType> tds;
-  std::vector<json> lits;
-  Shape shape;
-  bool any = false;
-  for (const Operand& o : ops) {
-    if (o.tensor) {
-      tds.push_back(o.tensor->type.dtype);
-      shape = any ? broadcast_shapes(shape, o.tensor->type.shape) : o.tensor->type.shape;
-      any = true;
-    } else {
-      lits.push_back(o.literal);
-    }
-  }
-  if (!any) fail("needs at least one tensor operand");
-  DType common = promote(tds, lits);
-  if (promo == Promo::IntToFloat && !is_float(common)) common = DType::F32;
-  LambdaBuilder lb;
-  std::vector<int32_t> vals;
-  std::vector<Expr> args;
-  for (const Operand& o : ops) {
-    if (o.tensor) {
-      args.push_back(broadcast_to(o.tensor, shape));
-      vals.push_back(lb.cast(lb.param(o.tensor->type.dtype), common));
-    } else {
-      vals.push_back(lb.konst(const_of(o.literal, common)));
-    }
-  }
-  int32_t r = body(lb, vals, common);
-  if (promo != Promo::Compare) r = lb.cast(r, common);
-  DType out = lb.tag(r);
-  return make_expr({out, shape}, MapE{std::move(lb.lam), std::move(args)});
-}
-
-Expr cast_to(const Expr& x, DType t) {
-  if (x->type.dtype == t) return x;
-  LambdaBuilder lb;
-  lb.cast(lb.param(x->type.dtype), t);
-  return make_expr({t, x->type.shape}, MapE{std::move(lb.lam), {x}});
-}
-
-int64_t norm_dim(int64_t d, size_t rank, const std::string& what = "dim") {
+int64_t norm_dim(int64_t d, size_t rank) {
   int64_t r = int64_t(std::max<size_t>(rank, 1));
-  if (d < -r || d >= r) fail(what + " " + std::to_string(d) + " is out of range for rank " + std::to_string(rank));
+  if (d < -r || d >= r) fail("dim " + std::to_string(d) + " is out of range for rank " + std::to_string(rank));
   return d < 0 ? d + r : d;
 }
 
@@ -266,9 +86,12 @@ Expr reduce(const Expr& x0, std::vector<int64_t> dims, bool keepdim, RedOp op) {
 
 // ---- argument access ----
 
+/// A node's arguments as its rule reads them; `overload` is the part of the
+/// op name after the '.' ("default" when there is none).
 struct Args {
   const Node& n;
   const RuleEnv& env;
+  std::string overload;
   size_t size() const { return n.args.size(); }
   bool has(size_t i) const { return i < n.args.size() && !n.args[i].is_null(); }
   const json& at(size_t i) const { return n.args[i]; }
@@ -344,18 +167,6 @@ Shape infer_reshape(const Shape& src, std::vector<int64_t> s) {
   }
   if (num_elements(s) != n) fail("cannot reshape " + shape_text(src) + " into " + shape_text(s));
   return s;
-}
-
-ScalarOp compare_op(const std::string& base) {
-  static const std::map<std::string, ScalarOp> m = {{"eq", ScalarOp::Eq}, {"ne", ScalarOp::Ne}, {"lt", ScalarOp::Lt},
-                                                    {"le", ScalarOp::Le}, {"gt", ScalarOp::Gt}, {"ge", ScalarOp::Ge}};
-  return m.at(base);
-}
-
-Expr unary(const Args& a, ScalarOp op, Promo promo) {
-  return pointwise({a.operand(0)}, promo, [op](LambdaBuilder& lb, const std::vector<int32_t>& v, DType) {
-    return lb.op(op, {v[0]});
-  });
 }
 
 Expr binary(const Args& a, ScalarOp op, Promo promo, std::optional<json> alpha = std::nullopt) {
@@ -484,9 +295,9 @@ Expr gather(const Args& a) {
   return view_of(x, expand_gather(s, dim, name, ie->type.shape));
 }
 
-Expr arange(const Args& a, const std::string& ov) {
+Expr arange(const Args& a) {
   int64_t start = 0, end, step = 1;
-  if (ov == "default") {
+  if (a.overload == "default") {
     end = a.integer(0);
   } else {
     start = a.integer(0);
@@ -512,264 +323,295 @@ Expr full(const Args& a, const Shape& shape, const json& value) {
   return make_expr({t, shape}, FullE{const_of(value, t)});
 }
 
-}  // namespace
+// ---- the rules, one per operator ----
 
-std::optional<IExpr> as_index_expr(const Expr& e, const std::vector<IExpr>& vars, const Shape& box) {
-  if (!is_int(e->type.dtype)) return std::nullopt;
-  auto fits = [&](const IExpr& x, DType t) {
-    Interval r = iexpr_range(x, box);
-    int64_t lo = t == DType::I32 ? INT32_MIN : INT64_MIN / 4, hi = t == DType::I32 ? INT32_MAX : INT64_MAX / 4;
-    return r.lo >= lo && r.hi <= hi;
+using Rule = std::function<Expr(const Args&)>;
+
+Rule unary_op(ScalarOp op, Promo promo) {
+  return [op, promo](const Args& a) {
+    return pointwise({a.operand(0)}, promo,
+                     [op](LambdaBuilder& lb, const std::vector<int32_t>& v, DType) { return lb.op(op, {v[0]}); });
   };
-  std::optional<IExpr> out = std::visit(
-      [&](const auto& p) -> std::optional<IExpr> {
-        using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, IotaE>) {
-          return size_t(p.dim) < vars.size() ? std::optional<IExpr>(vars[size_t(p.dim)]) : std::nullopt;
-        } else if constexpr (std::is_same_v<T, FullE>) {
-          return iconst(p.value.as_int());
-        } else if constexpr (std::is_same_v<T, ViewE>) {
-          for (const IExpr& x : p.map.exprs)
-            if (iexpr_has_load(x)) return std::nullopt;
-          std::vector<IExpr> inner;
-          for (const IExpr& x : p.map.exprs) inner.push_back(xform::substitute_vars(x, vars));
-          return as_index_expr(p.src, inner, box);
-        } else if constexpr (std::is_same_v<T, MapE>) {
-          std::vector<std::optional<IExpr>> regs;
-          for (const Instr& in : p.fn.code) {
-            std::optional<IExpr> r;
-            auto arg = [&](int32_t k) { return regs[size_t(k)]; };
-            auto cval = [&](int32_t k) -> std::optional<int64_t> {
-              const Instr& c = p.fn.code[size_t(k)];
-              if (c.kind == Instr::Kind::Const && is_int(c.type)) return c.value.as_int();
-              return std::nullopt;
-            };
-            switch (in.kind) {
-              case Instr::Kind::Param:
-                r = as_index_expr(p.args[size_t(in.a)], vars, box);
-                break;
-              case Instr::Kind::Const:
-                if (is_int(in.type)) r = iconst(in.value.as_int());
-                break;
-              case Instr::Kind::Cast:
-                if (is_int(in.type) && arg(in.a) && fits(*arg(in.a), in.type)) r = arg(in.a);
-                break;
-              case Instr::Kind::Op:
-                if (!is_int(in.type)) break;
-                if (in.op == ScalarOp::Add && arg(in.a) && arg(in.b)) r = iadd(*arg(in.a), *arg(in.b));
-                else if (in.op == ScalarOp::Sub && arg(in.a) && arg(in.b)) r = isub(*arg(in.a), *arg(in.b));
-                else if (in.op == ScalarOp::Neg && arg(in.a)) r = imul(-1, *arg(in.a));
-                else if (in.op == ScalarOp::Mul && cval(in.b) && arg(in.a)) r = imul(*cval(in.b), *arg(in.a));
-                else if (in.op == ScalarOp::Mul && cval(in.a) && arg(in.b)) r = imul(*cval(in.a), *arg(in.b));
-                else if (in.op == ScalarOp::FloorDiv && cval(in.b) && *cval(in.b) > 0 && arg(in.a))
-                  r = ifloordiv(*arg(in.a), *cval(in.b));
-                else if (in.op == ScalarOp::Mod && cval(in.b) && *cval(in.b) > 0 && arg(in.a))
-                  r = imod(*arg(in.a), *cval(in.b));
-                if (r && !fits(*r, in.type)) r.reset();  // it would wrap: not an index identity
-                break;
-            }
-            regs.push_back(r);
-          }
-          return regs.empty() ? std::nullopt : regs.back();
-        } else {
-          return std::nullopt;
-        }
-      },
-      e->p);
-  if (out && !fits(*out, e->type.dtype)) return std::nullopt;
-  return out;
 }
 
-Expr lower_node(const Node& n, const RuleEnv& env) {
-  Args a{n, env};
-  std::string base = n.op.substr(0, n.op.find('.'));
-  std::string ov = n.op.find('.') == std::string::npos ? "default" : n.op.substr(n.op.find('.') + 1);
-  static const std::map<std::string, std::pair<ScalarOp, Promo>> unary_ops = {
-      {"neg", {ScalarOp::Neg, Promo::Default}},       {"abs", {ScalarOp::Abs, Promo::Default}},
-      {"relu", {ScalarOp::Relu, Promo::Default}},     {"sigmoid", {ScalarOp::Sigmoid, Promo::IntToFloat}},
-      {"tanh", {ScalarOp::Tanh, Promo::IntToFloat}},  {"exp", {ScalarOp::Exp, Promo::IntToFloat}},
-      {"log", {ScalarOp::Log, Promo::IntToFloat}},    {"sqrt", {ScalarOp::Sqrt, Promo::IntToFloat}},
-      {"rsqrt", {ScalarOp::Rsqrt, Promo::IntToFloat}}, {"erf", {ScalarOp::Erf, Promo::IntToFloat}},
-      {"log1p", {ScalarOp::Log1p, Promo::IntToFloat}}, {"log2", {ScalarOp::Log2, Promo::IntToFloat}},
-      {"log10", {ScalarOp::Log10, Promo::IntToFloat}}, {"expm1", {ScalarOp::Expm1, Promo::IntToFloat}},
-      {"sin", {ScalarOp::Sin, Promo::IntToFloat}},    {"cos", {ScalarOp::Cos, Promo::IntToFloat}},
-      {"floor", {ScalarOp::Floor, Promo::IntToFloat}}};
-  if (auto it = unary_ops.find(base); it != unary_ops.end()) return unary(a, it->second.first, it->second.second);
-  if (base == "add" || base == "sub") {
+Rule binary_op(ScalarOp op, Promo promo) {
+  return [op, promo](const Args& a) { return binary(a, op, promo); };
+}
+
+/// add/sub with PyTorch's `alpha` kwarg scaling the second operand.
+Rule add_sub(ScalarOp op) {
+  return [op](const Args& a) {
     json alpha = a.kw("alpha", 1);
     std::optional<json> al;
     if (!(alpha.is_number() && alpha.get<double>() == 1.0)) al = alpha;
-    return binary(a, base == "add" ? ScalarOp::Add : ScalarOp::Sub, Promo::Default, al);
+    return binary(a, op, Promo::Default, al);
+  };
+}
+
+Expr divide(const Args& a) {
+  json mode = a.kw("rounding_mode", json());
+  if (mode.is_null()) return binary(a, ScalarOp::Div, Promo::IntToFloat);
+  if (mode != "floor") fail("div: rounding_mode " + mode.dump() + " is not supported (null or \"floor\")");
+  return pointwise({a.operand(0), a.operand(1)}, Promo::Default, [](LambdaBuilder& lb, const std::vector<int32_t>& v, DType t) {
+    if (is_int(t)) return lb.op(ScalarOp::FloorDiv, {v[0], v[1]});
+    return lb.op(ScalarOp::Floor, {lb.op(ScalarOp::Div, {v[0], v[1]})});
+  });
+}
+
+Expr where(const Args& a) {
+  Expr c = a.tensor(0);
+  if (!is_bool(c->type.dtype)) fail("where: the condition must be a bool tensor, got " + type_str(c->type));
+  std::vector<Operand> ops = {a.operand(1), a.operand(2)};
+  std::vector<DType> tds;
+  std::vector<json> lits;
+  for (auto& o : ops) {
+    if (o.tensor) tds.push_back(o.tensor->type.dtype);
+    else lits.push_back(o.literal);
   }
-  if (base == "mul") return binary(a, ScalarOp::Mul, Promo::Default);
-  if (base == "div") {
-    json mode = a.kw("rounding_mode", json());
-    if (mode.is_null()) return binary(a, ScalarOp::Div, Promo::IntToFloat);
-    if (mode != "floor") fail("div: rounding_mode " + mode.dump() + " is not supported (null or \"floor\")");
-    return pointwise({a.operand(0), a.operand(1)}, Promo::Default, [](LambdaBuilder& lb, const std::vector<int32_t>& v, DType t) {
-      if (is_int(t)) return lb.op(ScalarOp::FloorDiv, {v[0], v[1]});
-      return lb.op(ScalarOp::Floor, {lb.op(ScalarOp::Div, {v[0], v[1]})});
-    });
-  }
-  if (base == "pow") return binary(a, ScalarOp::Pow, Promo::IntToFloat);
-  if (base == "remainder") return binary(a, ScalarOp::Mod, Promo::Default);
-  if (base == "floor_divide") return binary(a, ScalarOp::FloorDiv, Promo::Default);
-  if (base == "maximum") return binary(a, ScalarOp::Maximum, Promo::Default);
-  if (base == "minimum") return binary(a, ScalarOp::Minimum, Promo::Default);
-  if (base == "eq" || base == "ne" || base == "lt" || base == "le" || base == "gt" || base == "ge")
-    return binary(a, compare_op(base), Promo::Compare);
-  if (base == "where") {
-    Expr c = a.tensor(0);
-    if (!is_bool(c->type.dtype)) fail("where: the condition must be a bool tensor, got " + type_str(c->type));
-    std::vector<Operand> ops = {a.operand(1), a.operand(2)};
-    std::vector<DType> tds;
-    std::vector<json> lits;
-    for (auto& o : ops) {
-      if (o.tensor) tds.push_back(o.tensor->type.dtype);
-      else lits.push_back(o.literal);
+  DType t = promote(tds, lits);
+  Shape shape = c->type.shape;
+  for (auto& o : ops)
+    if (o.tensor) shape = broadcast_shapes(shape, o.tensor->type.shape);
+  LambdaBuilder lb;
+  std::vector<Expr> args = {broadcast_to(c, shape)};
+  int32_t cv = lb.param(DType::Bool);
+  std::vector<int32_t> v;
+  for (auto& o : ops) {
+    if (o.tensor) {
+      args.push_back(broadcast_to(o.tensor, shape));
+      v.push_back(lb.cast(lb.param(o.tensor->type.dtype), t));
+    } else {
+      v.push_back(lb.konst(const_of(o.literal, t)));
     }
-    DType t = promote(tds, lits);
-    Shape shape = c->type.shape;
-    for (auto& o : ops)
-      if (o.tensor) shape = broadcast_shapes(shape, o.tensor->type.shape);
-    LambdaBuilder lb;
-    std::vector<Expr> args = {broadcast_to(c, shape)};
-    int32_t cv = lb.param(DType::Bool);
-    std::vector<int32_t> v;
-    for (auto& o : ops) {
-      if (o.tensor) {
-        args.push_back(broadcast_to(o.tensor, shape));
-        v.push_back(lb.cast(lb.param(o.tensor->type.dtype), t));
-      } else {
-        v.push_back(lb.konst(const_of(o.literal, t)));
-      }
-    }
-    int32_t r = lb.op(ScalarOp::Select, {cv, v[0], v[1]});
-    DType rt = lb.tag(r);
-    return make_expr({rt, shape}, MapE{std::move(lb.lam), std::move(args)});
   }
-  if (base == "sum" || base == "amax" || base == "amin" || base == "prod") {
+  int32_t r = lb.op(ScalarOp::Select, {cv, v[0], v[1]});
+  DType rt = lb.tag(r);
+  return make_expr({rt, shape}, MapE{std::move(lb.lam), std::move(args)});
+}
+
+/// sum/prod/amax/amin over dims (arg 1), keepdim (arg 2); `whole` ops (sum,
+/// prod) reduce every dim in their `default` overload.
+Rule reduction(RedOp op, bool whole) {
+  return [op, whole](const Args& a) {
     Expr x = a.tensor(0);
-    RedOp op = base == "sum" ? RedOp::Sum : base == "prod" ? RedOp::Prod : base == "amax" ? RedOp::Max : RedOp::Min;
     if (auto t = a.dtype_kw()) x = cast_to(x, *t);
-    if (ov == "default" && (base == "sum" || base == "prod")) return reduce(x, {}, false, op);
+    if (whole && a.overload == "default") return reduce(x, {}, false, op);
     return reduce(x, a.ints(1), a.boolean(2, false), op);
-  }
-  if (base == "argmax" || base == "argmin") {
+  };
+}
+
+/// argmax/argmin over one dim, or over the flattened tensor.
+Rule arg_reduction(RedOp op) {
+  return [op](const Args& a) {
     Expr x = a.tensor(0);
-    RedOp op = base == "argmax" ? RedOp::ArgMax : RedOp::ArgMin;
     if (!a.has(1)) {
       Shape flat = {num_elements(x->type.shape)};
       return reduce(view_of(x, expand_reshape(x->type.shape, flat)), {0}, false, op);
     }
     return reduce(x, {a.integer(1)}, a.boolean(2, false), op);
-  }
-  if (base == "mm") return matmul_red(a.tensor(0), a.tensor(1), false);
-  if (base == "bmm") return matmul_red(a.tensor(0), a.tensor(1), true);
-  if (base == "t") {
-    Expr x = a.tensor(0);
-    size_t r = x->type.shape.size();
-    if (r > 2) fail("t expects a tensor of rank <= 2, got " + type_str(x->type));
-    return r < 2 ? x : view_of(x, expand_permute(x->type.shape, {1, 0}));
-  }
-  if (base == "transpose") {
-    Expr x = a.tensor(0);
-    size_t r = x->type.shape.size();
-    int64_t d0 = norm_dim(a.integer(1), r), d1 = norm_dim(a.integer(2), r);
-    if (r == 0) return x;
-    std::vector<int64_t> perm;
-    for (size_t d = 0; d < r; ++d) perm.push_back(int64_t(d));
-    std::swap(perm[size_t(d0)], perm[size_t(d1)]);
-    return view_of(x, expand_permute(x->type.shape, perm));
-  }
-  if (base == "permute") {
-    Expr x = a.tensor(0);
-    std::vector<int64_t> p = a.ints(1, false);
-    if (p.size() != x->type.shape.size()) fail("permute: " + std::to_string(p.size()) + " dims for a tensor of rank " + std::to_string(x->type.shape.size()));
-    for (int64_t& d : p) d = norm_dim(d, x->type.shape.size());
-    return view_of(x, expand_permute(x->type.shape, p));
-  }
-  if (base == "expand") {
-    Expr x = a.tensor(0);
-    Shape s = a.ints(1, false);
-    const Shape& xs = x->type.shape;
-    if (s.size() < xs.size()) fail("expand: the new shape " + shape_text(s) + " has fewer dims than " + shape_text(xs));
-    for (size_t k = 0; k < s.size(); ++k) {
-      size_t off = s.size() - xs.size();
-      if (s[k] == -1) {
-        if (k < off) fail("expand: -1 is not allowed for a new leading dim");
-        s[k] = xs[k - off];
-      }
-      if (s[k] < 0) fail("expand: invalid size " + std::to_string(s[k]));
+  };
+}
+
+Rule matmul(bool batched) {
+  return [batched](const Args& a) { return matmul_red(a.tensor(0), a.tensor(1), batched); };
+}
+
+Expr matrix_transpose(const Args& a) {
+  Expr x = a.tensor(0);
+  size_t r = x->type.shape.size();
+  if (r > 2) fail("t expects a tensor of rank <= 2, got " + type_str(x->type));
+  return r < 2 ? x : view_of(x, expand_permute(x->type.shape, {1, 0}));
+}
+
+Expr transpose(const Args& a) {
+  Expr x = a.tensor(0);
+  size_t r = x->type.shape.size();
+  int64_t d0 = norm_dim(a.integer(1), r), d1 = norm_dim(a.integer(2), r);
+  if (r == 0) return x;
+  std::vector<int64_t> perm;
+  for (size_t d = 0; d < r; ++d) perm.push_back(int64_t(d));
+  std::swap(perm[size_t(d0)], perm[size_t(d1)]);
+  return view_of(x, expand_permute(x->type.shape, perm));
+}
+
+Expr permute(const Args& a) {
+  Expr x = a.tensor(0);
+  std::vector<int64_t> p = a.ints(1, false);
+  if (p.size() != x->type.shape.size())
+    fail("permute: " + std::to_string(p.size()) + " dims for a tensor of rank " + std::to_string(x->type.shape.size()));
+  for (int64_t& d : p) d = norm_dim(d, x->type.shape.size());
+  return view_of(x, expand_permute(x->type.shape, p));
+}
+
+Expr expand(const Args& a) {
+  Expr x = a.tensor(0);
+  Shape s = a.ints(1, false);
+  const Shape& xs = x->type.shape;
+  if (s.size() < xs.size()) fail("expand: the new shape " + shape_text(s) + " has fewer dims than " + shape_text(xs));
+  for (size_t k = 0; k < s.size(); ++k) {
+    size_t off = s.size() - xs.size();
+    if (s[k] == -1) {
+      if (k < off) fail("expand: -1 is not allowed for a new leading dim");
+      s[k] = xs[k - off];
     }
-    return view_of(x, expand_expand(xs, s));
+    if (s[k] < 0) fail("expand: invalid size " + std::to_string(s[k]));
   }
-  if (base == "view" || base == "reshape" || base == "_unsafe_view") {
-    Expr x = a.tensor(0);
-    Shape s = infer_reshape(x->type.shape, a.ints(1, false));
-    return view_of(x, expand_reshape(x->type.shape, s));
-  }
-  if (base == "unsqueeze") {
-    Expr x = a.tensor(0);
-    int64_t d = a.integer(1);
-    int64_t r = int64_t(x->type.shape.size()) + 1;
-    if (d < -r || d >= r) fail("unsqueeze: dim " + std::to_string(d) + " out of range for rank " + std::to_string(r - 1));
-    return view_of(x, expand_unsqueeze(x->type.shape, d < 0 ? d + r : d));
-  }
-  if (base == "squeeze") {
-    Expr x = a.tensor(0);
-    std::vector<int64_t> dims = a.ints(1);
-    if (!a.has(1))
-      for (size_t d = 0; d < x->type.shape.size(); ++d) dims.push_back(int64_t(d));
-    for (int64_t& d : dims) d = norm_dim(d, x->type.shape.size());
-    std::sort(dims.rbegin(), dims.rend());
-    for (int64_t d : dims)
-      if (size_t(d) < x->type.shape.size() && x->type.shape[size_t(d)] == 1) x = view_of(x, expand_squeeze(x->type.shape, d));
-    return x;
-  }
-  if (base == "slice") {
-    Expr x = a.tensor(0);
-    const Shape& s = x->type.shape;
-    int64_t d = norm_dim(a.integer(1, 0), s.size());
-    int64_t n = s.empty() ? 1 : s[size_t(d)];
-    int64_t start = a.integer(2, 0), stop = a.integer(3, INT64_MAX), step = a.integer(4, 1);
-    if (step < 1) fail("slice: step must be positive, got " + std::to_string(step));
-    if (start < 0) start += n;
-    if (stop < 0) stop += n;
-    start = std::clamp<int64_t>(start, 0, n);
-    stop = std::clamp<int64_t>(stop, start, n);
-    return view_of(x, expand_slice(s, d, start, stop, step));
-  }
-  if (base == "select") {
-    Expr x = a.tensor(0);
-    const Shape& s = x->type.shape;
-    if (s.empty()) fail("select: cannot index a rank-0 tensor");
-    int64_t d = norm_dim(a.integer(1), s.size());
-    int64_t i = a.integer(2);
-    if (i < -s[size_t(d)] || i >= s[size_t(d)])
-      fail("select: index " + std::to_string(i) + " out of range for size " + std::to_string(s[size_t(d)]));
-    if (i < 0) i += s[size_t(d)];
-    Expr sl = view_of(x, expand_slice(s, d, i, i + 1, 1));
-    return view_of(sl, expand_squeeze(sl->type.shape, d));
-  }
-  if (base == "cat") return concat(a);
-  if (base == "index") return gather(a);
-  if (base == "arange") return arange(a, ov);
-  if (base == "full") return full(a, sizes_arg(a, 0), a.has(1) ? a.at(1) : json());
-  if (base == "zeros" || base == "ones") {
+  return view_of(x, expand_expand(xs, s));
+}
+
+Expr reshape(const Args& a) {
+  Expr x = a.tensor(0);
+  Shape s = infer_reshape(x->type.shape, a.ints(1, false));
+  return view_of(x, expand_reshape(x->type.shape, s));
+}
+
+Expr unsqueeze(const Args& a) {
+  Expr x = a.tensor(0);
+  int64_t d = a.integer(1);
+  int64_t r = int64_t(x->type.shape.size()) + 1;
+  if (d < -r || d >= r) fail("unsqueeze: dim " + std::to_string(d) + " out of range for rank " + std::to_string(r - 1));
+  return view_of(x, expand_unsqueeze(x->type.shape, d < 0 ? d + r : d));
+}
+
+Expr squeeze(const Args& a) {
+  Expr x = a.tensor(0);
+  std::vector<int64_t> dims = a.ints(1);
+  if (!a.has(1))
+    for (size_t d = 0; d < x->type.shape.size(); ++d) dims.push_back(int64_t(d));
+  for (int64_t& d : dims) d = norm_dim(d, x->type.shape.size());
+  std::sort(dims.rbegin(), dims.rend());
+  for (int64_t d : dims)
+    if (size_t(d) < x->type.shape.size() && x->type.shape[size_t(d)] == 1) x = view_of(x, expand_squeeze(x->type.shape, d));
+  return x;
+}
+
+Expr slice(const Args& a) {
+  Expr x = a.tensor(0);
+  const Shape& s = x->type.shape;
+  int64_t d = norm_dim(a.integer(1, 0), s.size());
+  int64_t n = s.empty() ? 1 : s[size_t(d)];
+  int64_t start = a.integer(2, 0), stop = a.integer(3, INT64_MAX), step = a.integer(4, 1);
+  if (step < 1) fail("slice: step must be positive, got " + std::to_string(step));
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  start = std::clamp<int64_t>(start, 0, n);
+  stop = std::clamp<int64_t>(stop, start, n);
+  return view_of(x, expand_slice(s, d, start, stop, step));
+}
+
+Expr select_index(const Args& a) {
+  Expr x = a.tensor(0);
+  const Shape& s = x->type.shape;
+  if (s.empty()) fail("select: cannot index a rank-0 tensor");
+  int64_t d = norm_dim(a.integer(1), s.size());
+  int64_t i = a.integer(2);
+  if (i < -s[size_t(d)] || i >= s[size_t(d)])
+    fail("select: index " + std::to_string(i) + " out of range for size " + std::to_string(s[size_t(d)]));
+  if (i < 0) i += s[size_t(d)];
+  Expr sl = view_of(x, expand_slice(s, d, i, i + 1, 1));
+  return view_of(sl, expand_squeeze(sl->type.shape, d));
+}
+
+Expr full_rule(const Args& a) { return full(a, sizes_arg(a, 0), a.has(1) ? a.at(1) : json()); }
+
+/// zeros/ones: a constant tensor of the sizes in arg 0 (f32 unless dtype=).
+Rule fill(double value) {
+  return [value](const Args& a) {
     Shape s = sizes_arg(a, 0);
     DType t = a.dtype_kw().value_or(DType::F32);
-    return make_expr({t, s}, FullE{const_of(base == "ones" ? 1.0 : 0.0, t)});
-  }
-  if (base == "clone" || base == "alias" || base == "contiguous") return a.tensor(0);
-  if (base == "_to_copy" || base == "to" || base == "type_as") {
-    Expr x = a.tensor(0);
-    std::optional<DType> t = a.dtype_kw();
-    if (!t && a.has(1) && a.at(1).is_string()) t = dtype_from_name(a.at(1).get<std::string>());
-    if (!t) fail(n.op + " needs a dtype kwarg (f32, f64, f16, bf16, i32, i64 or bool)");
-    return cast_to(x, *t);
-  }
-  fail("unknown operator '" + n.op + "'");
+    return make_expr({t, s}, FullE{const_of(value, t)});
+  };
+}
+
+Expr identity(const Args& a) { return a.tensor(0); }
+
+/// _to_copy/to/type_as: a cast to the dtype kwarg (or a dtype name in arg 1).
+Expr convert(const Args& a) {
+  Expr x = a.tensor(0);
+  std::optional<DType> t = a.dtype_kw();
+  if (!t && a.has(1) && a.at(1).is_string()) t = dtype_from_name(a.at(1).get<std::string>());
+  if (!t) fail(a.n.op + " needs a dtype kwarg (f32, f64, f16, bf16, i32, i64 or bool)");
+  return cast_to(x, *t);
+}
+
+/// The lowering table: an operator's name (its overload stripped) to its rule.
+const std::map<std::string, Rule, std::less<>>& rules() {
+  static const std::map<std::string, Rule, std::less<>> table = {
+      {"neg", unary_op(ScalarOp::Neg, Promo::Default)},
+      {"abs", unary_op(ScalarOp::Abs, Promo::Default)},
+      {"relu", unary_op(ScalarOp::Relu, Promo::Default)},
+      {"sigmoid", unary_op(ScalarOp::Sigmoid, Promo::IntToFloat)},
+      {"tanh", unary_op(ScalarOp::Tanh, Promo::IntToFloat)},
+      {"exp", unary_op(ScalarOp::Exp, Promo::IntToFloat)},
+      {"log", unary_op(ScalarOp::Log, Promo::IntToFloat)},
+      {"sqrt", unary_op(ScalarOp::Sqrt, Promo::IntToFloat)},
+      {"rsqrt", unary_op(ScalarOp::Rsqrt, Promo::IntToFloat)},
+      {"erf", unary_op(ScalarOp::Erf, Promo::IntToFloat)},
+      {"log1p", unary_op(ScalarOp::Log1p, Promo::IntToFloat)},
+      {"log2", unary_op(ScalarOp::Log2, Promo::IntToFloat)},
+      {"log10", unary_op(ScalarOp::Log10, Promo::IntToFloat)},
+      {"expm1", unary_op(ScalarOp::Expm1, Promo::IntToFloat)},
+      {"sin", unary_op(ScalarOp::Sin, Promo::IntToFloat)},
+      {"cos", unary_op(ScalarOp::Cos, Promo::IntToFloat)},
+      {"floor", unary_op(ScalarOp::Floor, Promo::IntToFloat)},
+      {"add", add_sub(ScalarOp::Add)},
+      {"sub", add_sub(ScalarOp::Sub)},
+      {"mul", binary_op(ScalarOp::Mul, Promo::Default)},
+      {"div", divide},
+      {"pow", binary_op(ScalarOp::Pow, Promo::IntToFloat)},
+      {"remainder", binary_op(ScalarOp::Mod, Promo::Default)},
+      {"floor_divide", binary_op(ScalarOp::FloorDiv, Promo::Default)},
+      {"maximum", binary_op(ScalarOp::Maximum, Promo::Default)},
+      {"minimum", binary_op(ScalarOp::Minimum, Promo::Default)},
+      {"eq", binary_op(ScalarOp::Eq, Promo::Compare)},
+      {"ne", binary_op(ScalarOp::Ne, Promo::Compare)},
+      {"lt", binary_op(ScalarOp::Lt, Promo::Compare)},
+      {"le", binary_op(ScalarOp::Le, Promo::Compare)},
+      {"gt", binary_op(ScalarOp::Gt, Promo::Compare)},
+      {"ge", binary_op(ScalarOp::Ge, Promo::Compare)},
+      {"where", where},
+      {"sum", reduction(RedOp::Sum, true)},
+      {"prod", reduction(RedOp::Prod, true)},
+      {"amax", reduction(RedOp::Max, false)},
+      {"amin", reduction(RedOp::Min, false)},
+      {"argmax", arg_reduction(RedOp::ArgMax)},
+      {"argmin", arg_reduction(RedOp::ArgMin)},
+      {"mm", matmul(false)},
+      {"bmm", matmul(true)},
+      {"t", matrix_transpose},
+      {"transpose", transpose},
+      {"permute", permute},
+      {"expand", expand},
+      {"view", reshape},
+      {"reshape", reshape},
+      {"_unsafe_view", reshape},
+      {"unsqueeze", unsqueeze},
+      {"squeeze", squeeze},
+      {"slice", slice},
+      {"select", select_index},
+      {"cat", concat},
+      {"index", gather},
+      {"arange", arange},
+      {"full", full_rule},
+      {"zeros", fill(0.0)},
+      {"ones", fill(1.0)},
+      {"clone", identity},
+      {"alias", identity},
+      {"contiguous", identity},
+      {"_to_copy", convert},
+      {"to", convert},
+      {"type_as", convert},
+  };
+  return table;
+}
+
+}  // namespace
+
+Expr lower_node(const Node& n, const RuleEnv& env) {
+  size_t dot = n.op.find('.');
+  auto rule = rules().find(std::string_view(n.op).substr(0, dot));
+  if (rule == rules().end()) fail("unknown operator '" + n.op + "'");
+  return rule->second(Args{n, env, dot == std::string::npos ? "default" : n.op.substr(dot + 1)});
 }
 
 }  // namespace stax::compiler::detail

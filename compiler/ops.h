@@ -29,13 +29,14 @@ struct RuleEnv {
   std::function<bool(const std::string&)> is_realized;
 };
 
-/// Lowers one basis node. Throws NodeError.
+/// Lowers one basis node by its rule in the lowering table (ops.cpp).
+/// Throws NodeError.
 sem::Expr lower_node(const Node& n, const RuleEnv& env);
 
 /// The index expression an integer tensor expression computes at the
 /// indices `vars` of its own domain, when it is built from iota, constants,
 /// views and +, -, *c, //c, %c only and never leaves its dtype (Example
-/// 6.3: arange(128)*3 % 128 is `(3*i) % 128`).
+/// 6.3: arange(128)*3 % 128 is `(3*i) % 128`). index_expr.cpp.
 std::optional<sem::IExpr> as_index_expr(const sem::Expr& e, const std::vector<sem::IExpr>& vars, const sem::Shape& box);
 
 }  // namespace stax::compiler::detail

@@ -93,49 +93,16 @@ Expr push_views(const Expr& e) {
   });
 }
 
-xform::Result run(const Program& p, const std::string& spec) {
-  auto steps = xform::parse_pipeline(spec);
-  STAX_CHECK(std::holds_alternative<std::vector<xform::Step>>(steps)) << spec;
-  xform::Context ctx;
-  return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
-}
-
 std::set<std::string> output_set(const Program& p) { return {p.outputs.begin(), p.outputs.end()}; }
 
 /// Views pushed through maps, then `normalize`: every binding in kernel
 /// normal form, views composed and simplified.
 xform::SemClass to_normal_form(Program& p) {
   for (Binding& b : p.bindings) b.expr = push_views(b.expr);
-  xform::Result r = run(p, "normalize");
+  xform::Context ctx;
+  xform::Result r = xform::normalize(p, {}, ctx);
   p = std::move(r.program);
   return r.cls;
-}
-
-std::vector<int64_t> row_major(const Shape& s) {
-  std::vector<int64_t> t(s.size(), 1);
-  for (size_t k = s.size(); k-- > 1;) t[k - 1] = t[k] * s[k];
-  return t;
-}
-
-/// The accesses of a normal-form kernel (views of names or names).
-struct KernelView {
-  const RedE* red = nullptr;
-  std::vector<Expr> accesses;
-  Shape domain;  // D ++ R
-  size_t outer = 0;
-};
-std::optional<KernelView> kernel_of(const Expr& e) {
-  KernelView k;
-  Expr body = e;
-  if (const auto* r = std::get_if<RedE>(&e->p)) {
-    k.red = r;
-    body = r->src;
-  }
-  if (const auto* m = std::get_if<MapE>(&body->p)) k.accesses = m->args;
-  else k.accesses = {body};
-  k.domain = body->type.shape;
-  k.outer = e->type.shape.size();
-  return k;
 }
 
 /// Address (row-major) of an access over the kernel's domain, simplified; the
@@ -151,14 +118,11 @@ std::optional<std::pair<std::string, IExpr>> address(const Expr& acc, const Shap
   }
   if (!n) return std::nullopt;
   const auto* view = std::get_if<ViewE>(&acc->p);
-  std::vector<int64_t> t = row_major(view ? view->src->type.shape : acc->type.shape);
+  std::vector<int64_t> t = row_major_strides(view ? view->src->type.shape : acc->type.shape);
   IExpr a = iconst(0);
   for (size_t k = 0; k < m.exprs.size(); ++k) a = iadd(a, imul(t[k], m.exprs[k]));
   return std::make_pair(n->name, xform::simplify_index(a, domain));
 }
-
-/// Prints an address in the text's style: terms by variable, `c*v`, `v` for 1.
-std::string addr_text(const IExpr& e, const std::vector<std::string>& vars) { return print_iexpr(e, vars); }
 
 // ---- flexible layouts (6.4) ----
 
@@ -167,13 +131,9 @@ std::string layout_pass(Program& p) {
   std::set<std::string> outs = output_set(p);
   for (const Binding& b : p.bindings)
     if (outs.count(b.name) && !b.expr->type.shape.empty()) {
-      std::string sz, st;
-      std::vector<int64_t> t = row_major(b.expr->type.shape);
-      for (size_t q = 0; q < t.size(); ++q) {
-        sz += (q ? ", " : "") + std::to_string(b.expr->type.shape[q]);
-        st += (q ? ", " : "") + std::to_string(t[q]);
-      }
-      notes += "layout " + b.name + ": output, fixed layout size [" + sz + "] stride [" + st + "]\n";
+      const Shape& s = b.expr->type.shape;
+      notes += "layout " + b.name + ": output, fixed layout size " + shape_text(s) + " stride " +
+               shape_text(row_major_strides(s)) + "\n";
     }
   for (size_t bi = 0; bi < p.bindings.size(); ++bi) {
     Binding& b = p.bindings[bi];
@@ -182,12 +142,11 @@ std::string layout_pass(Program& p) {
     if (s.size() < 2) continue;
     xform::Uses u = xform::count_uses(p, b.name);
     if (u.load > 0) continue;  // an index tensor: its layout is read by loads
-    auto k = kernel_of(b.expr);
-    if (!k) continue;
+    const xform::Kernel k = xform::kernel_of(b.expr);
     // Read strides per loop: the sum of |coefficient| over the accesses.
     std::vector<int64_t> score(s.size(), 0);
     bool any = false;
-    for (const Expr& a : k->accesses) {
+    for (const Expr& a : k.accesses) {
       auto ad = address(a, s);
       if (!ad) continue;
       IndexMap one{{}, {ad->second}};
@@ -218,13 +177,11 @@ std::string layout_pass(Program& p) {
     Expr logical = make_expr({b.expr->type.dtype, s}, ViewE{stored, back.map});
     for (size_t j = bi + 1; j < p.bindings.size(); ++j) p.bindings[j].expr = xform::substitute(p.bindings[j].expr, b.name, logical);
     std::vector<int64_t> st(s.size());
-    std::vector<int64_t> pst = row_major(phys.shape);
+    std::vector<int64_t> pst = row_major_strides(phys.shape);
     for (size_t q = 0; q < order.size(); ++q) st[size_t(order[q])] = pst[q];
-    std::string ord, strides;
-    for (size_t q = 0; q < order.size(); ++q) ord += (q ? ", " : "") + std::to_string(order[q]);
-    for (size_t q = 0; q < st.size(); ++q) strides += (q ? ", " : "") + std::to_string(st[q]);
-    notes += "layout " + b.name + ": flexible, fixed to loop order [" + ord + "] so that writes follow the reads (read strides per loop: " +
-             sc + "): stored as [" + ord + "]-permuted, logical strides [" + strides + "]\n";
+    notes += "layout " + b.name + ": flexible, fixed to loop order " + shape_text(order) +
+             " so that writes follow the reads (read strides per loop: " + sc + "): stored as " + shape_text(order) +
+             "-permuted, logical strides " + shape_text(st) + "\n";
   }
   return notes;
 }
@@ -248,7 +205,11 @@ std::string split_pass(Program& p, const Device& d, xform::SemClass& cls) {
       notes += "split " + name + ": Algorithm 6.1 (n = " + std::to_string(n) + ", n_r = " + std::to_string(nr) + "): " + why + "\n";
       continue;
     }
-    xform::Result res = run(p, "split-reduction:k=" + std::to_string(k) + ":binding=" + name);
+    xform::SplitReductionOptions split;
+    split.binding = name;
+    split.k = k;
+    xform::Context ctx;
+    xform::Result res = xform::split_reduction(p, split, ctx);
     cls = xform::weaker(cls, res.cls);
     p = std::move(res.program);
     // The first level (the partials) becomes its own buffer (Listing 6.4).
@@ -260,10 +221,9 @@ std::string split_pass(Program& p, const Device& d, xform::SemClass& cls) {
     Expr ref = make_expr(inner->type, NameE{part});
     b.expr = make_expr(b.expr->type, RedE{outer->op, outer->init, outer->extents, ref});
     p.bindings.insert(p.bindings.begin() + std::ptrdiff_t(bi), Binding{part, inner, {}});
-    std::string ps;
-    for (size_t q = 0; q < inner->type.shape.size(); ++q) ps += (q ? ", " : "") + std::to_string(inner->type.shape[q]);
     notes += "split " + name + ": Algorithm 6.1 (n = " + std::to_string(n) + ", n_r = " + std::to_string(nr) + "): " + why +
-             "; partials " + part + " : [" + ps + "], class " + std::string(xform::class_name(res.cls)) + "\n";
+             "; partials " + part + " : " + shape_text(inner->type.shape) + ", class " +
+             std::string(xform::class_name(res.cls)) + "\n";
     ++bi;
   }
   return notes;
@@ -293,14 +253,14 @@ std::string affine_text(const Access& x, const std::vector<std::string>& vars) {
 LoopNest loop_nest(const Binding& b) {
   LoopNest ln;
   ln.binding = b.name;
-  auto k = kernel_of(b.expr);
-  const Shape& dom = k->domain;
-  size_t outer = k->outer, nred = dom.size() - outer;
+  const xform::Kernel k = xform::kernel_of(b.expr);
+  const Shape& dom = k.domain;
+  size_t outer = k.outer, nred = dom.size() - outer;
   std::vector<std::string> vars;
   for (size_t v = 0; v < outer; ++v) vars.push_back("i" + std::to_string(v));
   for (size_t v = 0; v < nred; ++v) vars.push_back(nred == 1 ? "r" : "r" + std::to_string(v));
   std::vector<Access> acc;
-  for (const Expr& a : k->accesses) {
+  for (const Expr& a : k.accesses) {
     auto ad = address(a, dom);
     if (!ad) continue;
     Access x{"load " + ad->first, {}, 0, false, ad->second};
@@ -312,7 +272,7 @@ LoopNest loop_nest(const Binding& b) {
     acc.push_back(x);
   }
   Access w{"store " + b.name, std::vector<int64_t>(dom.size(), 0), 0, true, nullptr};
-  std::vector<int64_t> t = row_major(b.expr->type.shape);
+  std::vector<int64_t> t = row_major_strides(b.expr->type.shape);
   for (size_t v = 0; v < outer; ++v) w.a[v] = t[v];
   acc.push_back(w);
   auto describe = [&](const std::vector<std::string>& names, const Shape& ext, const std::vector<bool>& is_red) {
@@ -323,7 +283,7 @@ LoopNest loop_nest(const Binding& b) {
   std::vector<bool> is_red(dom.size(), false);
   for (size_t v = outer; v < dom.size(); ++v) is_red[v] = true;
   ln.loops = describe(vars, dom, is_red);
-  for (const Access& x : acc) ln.accesses.push_back(x.what + "[" + (x.affine ? affine_text(x, vars) : addr_text(x.expr, vars)) + "]");
+  for (const Access& x : acc) ln.accesses.push_back(x.what + "[" + (x.affine ? affine_text(x, vars) : print_iexpr(x.expr, vars)) + "]");
   bool all_affine = std::all_of(acc.begin(), acc.end(), [](const Access& x) { return x.affine; });
   if (!all_affine) {
     ln.steps.push_back("not affine (floor/mod or indirect indexing): loops kept as they are");
@@ -461,11 +421,11 @@ void run_policies(Lowered& l, const Device& d) {
   // accesses are names, views of names or constants (the shapes it handles).
   l.canonical = p;
   for (const Binding& b : p.bindings) {
-    auto k = kernel_of(b.expr);
+    const xform::Kernel k = xform::kernel_of(b.expr);
     bool ok = true;
-    for (const Expr& a : k->accesses) {
+    for (const Expr& a : k.accesses) {
       if (std::holds_alternative<FullE>(a->p)) continue;
-      if (std::holds_alternative<NameE>(a->p)) ok = ok && a->type.shape == k->domain;
+      if (std::holds_alternative<NameE>(a->p)) ok = ok && a->type.shape == k.domain;
       else if (const auto* v = std::get_if<ViewE>(&a->p)) ok = ok && std::holds_alternative<NameE>(v->src->p);
       else ok = false;
     }
@@ -479,7 +439,8 @@ void run_policies(Lowered& l, const Device& d) {
       if (seen.insert(f).second) one.inputs.push_back({f, *p.type_of(f), {}});
     one.bindings.push_back(b);
     one.outputs = {b.name};
-    xform::Result merged = run(one, "merge-loops");
+    xform::Context ctx;
+    xform::Result merged = xform::merge_loops(one, {}, ctx);
     std::vector<Binding> out;
     for (const Binding& c : l.canonical.bindings) {
       if (c.name != b.name) {

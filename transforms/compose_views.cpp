@@ -96,7 +96,7 @@ std::optional<std::string> composition_refused(const std::string& binding, const
 
 }  // namespace
 
-Result compose_views(const Program& p, const Params&, Context& ctx) {
+Result compose_views(const Program& p, Context& ctx) {
   Result r{p, SemClass::Exact};
   for (Binding& b : r.program.bindings) {
     b.expr = rewrite_bottom_up(b.expr, [&](const Expr& e) -> std::optional<Expr> {

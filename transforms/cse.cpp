@@ -66,7 +66,7 @@ size_t size_of(const Expr& e) {
 
 }  // namespace
 
-Result cse(const Program& p, const Params&, Context& ctx) {
+Result cse(const Program& p, Context& ctx) {
   Program cur = p;
   // 1. Repeated subexpressions: the largest first, bound once before its first use.
   for (bool changed = true; changed && ctx.allow();) {

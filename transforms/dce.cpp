@@ -11,7 +11,7 @@ namespace stax::xform {
 
 using namespace sem;
 
-Result dce(const Program& p, const Params&, Context& ctx) {
+Result dce(const Program& p, Context& ctx) {
   std::set<std::string> live(p.outputs.begin(), p.outputs.end());
   std::vector<bool> keep(p.bindings.size(), false);
   for (size_t k = p.bindings.size(); k-- > 0;) {

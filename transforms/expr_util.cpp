@@ -1,5 +1,6 @@
 #include "transforms/expr_util.h"
 
+#include <algorithm>
 #include <set>
 
 namespace stax::xform {
@@ -66,6 +67,26 @@ bool is_kernel_access(const Expr& a) {
   if (const auto* v = std::get_if<ViewE>(&a->p)) return std::holds_alternative<NameE>(v->src->p);
   return false;
 }
+
+Kernel kernel_of(const Expr& e) {
+  Kernel k;
+  Expr body = e;
+  if (const auto* r = std::get_if<RedE>(&e->p)) {
+    k.red = r;
+    body = r->src;
+  }
+  if (const auto* m = std::get_if<MapE>(&body->p)) {
+    k.map = m;
+    k.accesses = m->args;
+  } else {
+    k.accesses = {body};
+  }
+  k.domain = body->type.shape;
+  k.outer = e->type.shape.size();
+  return k;
+}
+
+bool Kernel::accesses_are_direct() const { return std::all_of(accesses.begin(), accesses.end(), is_kernel_access); }
 
 namespace {
 

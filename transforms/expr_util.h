@@ -35,6 +35,21 @@ sem::Expr find_node(const sem::Expr& e, const sem::ExprNode* target);
 /// An operand a kernel reads directly: a name, a view of a name, or a constant `full`.
 bool is_kernel_access(const sem::Expr& a);
 
+/// A binding's expression read as a kernel red?(map(g, a1, ..., ar)) (DESIGN
+/// §2): the reduction and the map when present, the operands it reads (the
+/// map's arguments, else the body itself), the loop domain D ++ R and |D|.
+/// The pointers point into the expression, which must outlive the Kernel.
+struct Kernel {
+  const sem::RedE* red = nullptr;
+  const sem::MapE* map = nullptr;
+  std::vector<sem::Expr> accesses;
+  sem::Shape domain;
+  size_t outer = 0;
+  /// Whether every access is a kernel access (the kernel normal form).
+  bool accesses_are_direct() const;
+};
+Kernel kernel_of(const sem::Expr& e);
+
 /// Uses of a name across the program (operands, index loads and outputs).
 struct Uses {
   int operand = 0;

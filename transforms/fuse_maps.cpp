@@ -11,7 +11,7 @@ namespace stax::xform {
 
 using namespace sem;
 
-Result fuse_maps(const Program& p, const Params&, Context& ctx) {
+Result fuse_maps(const Program& p, Context& ctx) {
   Result r{p, SemClass::Exact};
   for (Binding& b : r.program.bindings) {
     b.expr = rewrite_bottom_up(b.expr, [&](const Expr& e) -> std::optional<Expr> {

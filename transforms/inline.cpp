@@ -27,9 +27,9 @@ Program inline_one(const Program& p, size_t k) {
 
 }  // namespace
 
-Result inline_bindings(const Program& p, const Params& params, Context& ctx) {
+Result inline_bindings(const Program& p, const InlineOptions& opt, Context& ctx) {
   Program cur = p;
-  if (auto name = param(params, "name")) {
+  if (const auto& name = opt.name) {
     for (size_t k = 0; k < cur.bindings.size(); ++k) {
       if (cur.bindings[k].name != *name) continue;
       std::string why;

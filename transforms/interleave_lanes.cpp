@@ -17,23 +17,17 @@ namespace stax::xform {
 
 using namespace sem;
 
-Result interleave_lanes(const Program& p, const Params& params, Context& ctx) {
-  int64_t w = int_param(params, "w", 16);
-  std::string combine = param(params, "combine").value_or("tree");
-  if (w < 1) throw TransformError{"interleave-lanes: w must be at least 1"};
-  if (combine != "tree" && combine != "seq")
-    throw TransformError{"interleave-lanes: combine=" + combine + " (expected seq or tree)"};
-  if (combine == "tree" && (w & (w - 1)) != 0)
-    throw TransformError{"interleave-lanes: combine=tree needs a power-of-two w, got " + std::to_string(w)};
-  return reassoc::for_each_red(p, params, ctx, "interleave-lanes", [&](const reassoc::Site& s, const std::string&) {
+Result interleave_lanes(const Program& p, const InterleaveLanesOptions& opt, Context& ctx) {
+  const int64_t w = opt.w;
+  const bool seq = opt.combine == InterleaveLanesOptions::Combine::Seq;
+  return reassoc::for_each_red(p, opt.binding, ctx, "interleave-lanes", [&](const reassoc::Site& s) {
     int64_t t = (s.n + w - 1) / w;
     bool padded = w * t != s.n;
     int nd = int(s.outer.size());
     IExpr j = iadd(imul(w, ivar(nd + 1)), ivar(nd));
     Expr lanes = reassoc::mk_red(s.red->op, s.id, {t}, reassoc::segmented(s, s.red->src, {w, t}, j, padded));
-    Expr r = combine == "seq" ? reassoc::mk_red(s.red->op, s.init, {w}, lanes)
-                              : reassoc::tree(s, lanes, /*adjacent=*/false, s.init);
-    std::string what = std::to_string(w) + " lanes of " + std::to_string(t) + ", " + combine + " combine";
+    Expr r = seq ? reassoc::mk_red(s.red->op, s.init, {w}, lanes) : reassoc::tree(s, lanes, /*adjacent=*/false, s.init);
+    std::string what = std::to_string(w) + " lanes of " + std::to_string(t) + ", " + (seq ? "seq" : "tree") + " combine";
     if (padded) what += " (" + std::to_string(w * t - s.n) + " identity-padded)";
     return reassoc::Rewrite{reassoc::finish(s, r), what};
   });

@@ -17,40 +17,6 @@ using namespace sem;
 
 namespace {
 
-struct Kernel {
-  const RedE* red = nullptr;
-  const MapE* map = nullptr;
-  std::vector<Expr> accesses;  // views of names, or names
-  Shape domain;                // D ++ R of the accesses
-  size_t outer = 0;            // |D|
-};
-
-std::optional<Kernel> as_kernel(const Expr& e) {
-  Kernel k;
-  Expr body = e;
-  if (const auto* r = std::get_if<RedE>(&e->p)) {
-    k.red = r;
-    body = r->src;
-  }
-  if (const auto* m = std::get_if<MapE>(&body->p)) {
-    k.map = m;
-    k.accesses = m->args;
-  } else {
-    k.accesses = {body};
-  }
-  for (const Expr& a : k.accesses)
-    if (!is_kernel_access(a)) return std::nullopt;
-  k.domain = body->type.shape;
-  k.outer = e->type.shape.size();
-  return k;
-}
-
-std::vector<int64_t> strides_of(const Shape& s) {
-  std::vector<int64_t> t(s.size(), 1);
-  for (size_t k = s.size(); k-- > 1;) t[k - 1] = t[k] * s[k];
-  return t;
-}
-
 // Address coefficients (per domain var) and constant of an access.
 struct Address {
   std::vector<int64_t> a;
@@ -66,7 +32,7 @@ std::optional<Address> address_of(const Expr& acc, const Shape& domain) {
   // address in it: refuse rather than read past the stride vectors.
   if (acc->type.shape.size() != domain.size()) return std::nullopt;
   if (std::holds_alternative<NameE>(acc->p)) {
-    std::vector<int64_t> t = strides_of(acc->type.shape);
+    std::vector<int64_t> t = row_major_strides(acc->type.shape);
     for (size_t v = 0; v < domain.size(); ++v) ad.a[v] = t[v];
     return ad;
   }
@@ -74,7 +40,7 @@ std::optional<Address> address_of(const Expr& acc, const Shape& domain) {
   if (!view_statically_in_bounds(v.src->type.shape, domain, v.map)) return std::nullopt;
   auto af = as_affine(v.map, int(domain.size()));
   if (!af) return std::nullopt;
-  std::vector<int64_t> t = strides_of(v.src->type.shape);
+  std::vector<int64_t> t = row_major_strides(v.src->type.shape);
   for (size_t k = 0; k < t.size(); ++k) {
     ad.c += af->c[k] * t[k];
     for (size_t x = 0; x < domain.size(); ++x) ad.a[x] += af->a[k][x] * t[k];
@@ -97,7 +63,7 @@ Expr merged_access(const Expr& acc, const Address& ad, size_t j, const Shape& me
     addr = iadd(addr, imul(ad.a[v], ivar(int(nv))));
   }
   const Shape& sx = x->type.shape;
-  std::vector<int64_t> t = strides_of(sx);
+  std::vector<int64_t> t = row_major_strides(sx);
   IndexMap m;
   for (size_t v = 0; v < merged.size(); ++v) m.vars.push_back("i" + std::to_string(v));
   for (size_t k = 0; k < sx.size(); ++k) {
@@ -112,48 +78,48 @@ Expr merged_access(const Expr& acc, const Address& ad, size_t j, const Shape& me
 // Tries to merge dims j, j+1 of binding k; returns a refusal reason or the new program.
 std::variant<Program, std::string> try_merge(const Program& p, size_t bi, size_t j, Context& ctx) {
   const Binding& b = p.bindings[bi];
-  auto k = as_kernel(b.expr);
-  if (!k) return std::string("not in kernel normal form");
-  if (!k->map && !k->red) return std::string("a bare view has no loop nest of its own");
-  if (j + 1 >= k->outer) return "dims " + std::to_string(j) + ", " + std::to_string(j + 1) + " are not both domain dims";
+  const Kernel k = kernel_of(b.expr);
+  if (!k.accesses_are_direct()) return std::string("not in kernel normal form");
+  if (!k.map && !k.red) return std::string("a bare view has no loop nest of its own");
+  if (j + 1 >= k.outer) return "dims " + std::to_string(j) + ", " + std::to_string(j + 1) + " are not both domain dims";
   std::vector<Address> ads;
-  for (const Expr& a : k->accesses) {
-    auto ad = address_of(a, k->domain);
+  for (const Expr& a : k.accesses) {
+    auto ad = address_of(a, k.domain);
     if (!ad) return std::string("an access is not affine or not provably in bounds");
-    int64_t s1 = k->domain[j + 1];
+    int64_t s1 = k.domain[j + 1];
     // Seeded bug (semantics/mutants.h): no stride condition (and no proof of it).
     if (ad->a[j] != s1 * ad->a[j + 1] && !mutant_active("merge-ignores-stride"))
       return "stride condition fails: a_" + std::to_string(j) + " = " + std::to_string(ad->a[j]) + " but s_" +
              std::to_string(j + 1) + "·a_" + std::to_string(j + 1) + " = " + std::to_string(s1 * ad->a[j + 1]);
     ads.push_back(*ad);
   }
-  Shape merged = k->domain;
+  Shape merged = k.domain;
   merged[j] *= merged[j + 1];
   merged.erase(merged.begin() + std::ptrdiff_t(j + 1));
   std::vector<Expr> accs;
-  for (size_t i = 0; i < k->accesses.size(); ++i) accs.push_back(merged_access(k->accesses[i], ads[i], j, merged));
-  // Issue 5: the stride condition above is the hand check; Z3 must also
+  for (size_t i = 0; i < k.accesses.size(); ++i) accs.push_back(merged_access(k.accesses[i], ads[i], j, merged));
+  // The stride condition above is the hand check of Prop. 6.3; Z3 must also
   // prove that every merged access reads the address it read before.
   for (size_t i = 0; i < accs.size() && !mutant_active("merge-ignores-stride"); ++i) {
     const auto* after = std::get_if<ViewE>(&accs[i]->p);
     if (!after) continue;  // a constant
     IndexMap before;
-    if (const auto* v = std::get_if<ViewE>(&k->accesses[i]->p)) before = v->map;
+    if (const auto* v = std::get_if<ViewE>(&k.accesses[i]->p)) before = v->map;
     else
-      for (size_t d = 0; d < k->domain.size(); ++d) before.exprs.push_back(ivar(int(d)));  // a name: the identity
+      for (size_t d = 0; d < k.domain.size(); ++d) before.exprs.push_back(ivar(int(d)));  // a name: the identity
     const Expr& x = after->src;
     std::string what = "access " + std::to_string(i) + " of " +
                        (std::holds_alternative<NameE>(x->p) ? std::get<NameE>(x->p).name : std::string("a tensor"));
     proofs::ProofVerdict v = proofs::discharge_logged(
-        proofs::loop_merge_obligation(b.name, what, before, after->map, x->type.shape, k->domain, j));
+        proofs::loop_merge_obligation(b.name, what, before, after->map, x->type.shape, k.domain, j));
     if (v.kind != proofs::ProofVerdict::Proved)
       return "loop-merge obligation for " + what + " " + std::string(proofs::verdict_name(v.kind)) +
              (v.counterexample.empty() ? "" : ": " + v.counterexample) + (v.reason.empty() ? "" : " (" + v.reason + ")");
   }
-  Expr body = k->map ? make_expr({k->map->fn.result_type(), merged}, MapE{k->map->fn, accs}, b.expr->loc) : accs[0];
-  Shape out(merged.begin(), merged.begin() + std::ptrdiff_t(k->outer - 1));
+  Expr body = k.map ? make_expr({k.map->fn.result_type(), merged}, MapE{k.map->fn, accs}, b.expr->loc) : accs[0];
+  Shape out(merged.begin(), merged.begin() + std::ptrdiff_t(k.outer - 1));
   Expr kernel = body;
-  if (k->red) kernel = make_expr({b.expr->type.dtype, out}, RedE{k->red->op, k->red->init, k->red->extents, body}, b.expr->loc);
+  if (k.red) kernel = make_expr({b.expr->type.dtype, out}, RedE{k.red->op, k.red->init, k.red->extents, body}, b.expr->loc);
   Program r = p;
   std::string n = fresh_name(p, b.name + "_m");
   auto back = std::get<ViewShape>(expand_reshape(out, b.expr->type.shape));
@@ -165,10 +131,10 @@ std::variant<Program, std::string> try_merge(const Program& p, size_t bi, size_t
 
 }  // namespace
 
-Result merge_loops(const Program& p, const Params& params, Context& ctx) {
+Result merge_loops(const Program& p, const MergeLoopsOptions& opt, Context& ctx) {
   Program cur = p;
-  auto only = param(params, "binding");
-  int64_t dim = int_param(params, "dim", -1);
+  const auto& only = opt.binding;
+  const int64_t dim = opt.dim;
   if (only && !p.type_of(*only)) throw TransformError{"merge-loops: no binding named '" + *only + "'"};
   for (size_t bi = 0; bi < cur.bindings.size(); ++bi) {
     if (only && cur.bindings[bi].name != *only) continue;

@@ -80,12 +80,12 @@ Expr push_views_into_maps(const Expr& e, Context& ctx, int& n) {
 
 bool is_kernel_normal_form(const Expr& e) { return offender(e) == nullptr && !std::holds_alternative<LetE>(e->p); }
 
-Result normalize(const Program& p, const Params& params, Context& ctx) {
+Result normalize(const Program& p, const NormalizeOptions& opt, Context& ctx) {
   Result r{p, SemClass::Exact};
   // fuse=0: no composition or fusion, which may only refine (they drop a
   // view or a map that may fail); let hoisting, moving views under total
   // maps and realization are exact.
-  const bool fuse = int_param(params, "fuse", 1) != 0;
+  const bool fuse = opt.fuse;
   for (int round = 0; round < 64; ++round) {
     bool changed = false;
     // Hoist let-in values into bindings (realization).
@@ -109,11 +109,11 @@ Result normalize(const Program& p, const Params& params, Context& ctx) {
       b.expr = push_views_into_maps(b.expr, ctx, n);
       if (n) ctx.note("normalize: moved " + std::to_string(n) + " view(s) under a total map in " + b.name);
     }
-    for (auto* step : {&compose_views, &fuse_maps}) {
-      if (!fuse) break;
-      Result s = (*step)(r.program, params, ctx);
-      r.program = std::move(s.program);
-      r.cls = weaker(r.cls, s.cls);
+    if (fuse) {
+      Result c = compose_views(r.program, ctx);
+      Result f = fuse_maps(c.program, ctx);
+      r.program = std::move(f.program);
+      r.cls = weaker(r.cls, weaker(c.cls, f.cls));
     }
     changed |= ctx.count != before;
     // Realize what stays in the way.

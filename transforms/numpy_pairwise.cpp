@@ -17,7 +17,7 @@
 // with the red's own init (0.0 for NumPy). Measured against NumPy 1.24:
 // without the blocking, lengths above 8192 differ. bufsize=0 gives the plain
 // init + ps(x) over the whole range. (NumPy 1.24's C code starts the n < 8
-// case from 0. where the issue says -0.0; once added into the +0.0 output the
+// case from 0. where the formulas above say -0.0; once added into the +0.0 output the
 // two are indistinguishable.)
 //
 // Equal halves (n2 = n - n2) have the same shape of computation, so they are
@@ -116,11 +116,10 @@ class NumpyTree {
 
 }  // namespace
 
-Result numpy_pairwise(const Program& p, const Params& params, Context& ctx) {
-  int64_t bufsize = int_param(params, "bufsize", 8192);
-  if (bufsize < 0) throw TransformError{"numpy-pairwise: bufsize must be >= 0 (0: no blocking)"};
+Result numpy_pairwise(const Program& p, const NumpyPairwiseOptions& opt, Context& ctx) {
+  const int64_t bufsize = opt.bufsize;
   int serial = 0;
-  return reassoc::for_each_red(p, params, ctx, "numpy-pairwise", [&](const reassoc::Site& s, const std::string&) {
+  return reassoc::for_each_red(p, opt.binding, ctx, "numpy-pairwise", [&](const reassoc::Site& s) {
     if (s.red->op != RedOp::Sum || (s.dtype != DType::F32 && s.dtype != DType::F64))
       return reassoc::Rewrite{std::nullopt, "NumPy's pairwise_sum order is for f32/f64 sums only"};
     Expr src = s.red->src;

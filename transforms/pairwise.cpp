@@ -13,10 +13,9 @@ namespace stax::xform {
 
 using namespace sem;
 
-Result pairwise(const Program& p, const Params& params, Context& ctx) {
-  int64_t base = int_param(params, "base", 1);
-  if (base < 1) throw TransformError{"pairwise: base must be at least 1"};
-  return reassoc::for_each_red(p, params, ctx, "pairwise", [&](const reassoc::Site& s, const std::string&) {
+Result pairwise(const Program& p, const PairwiseOptions& opt, Context& ctx) {
+  const int64_t base = opt.base;
+  return reassoc::for_each_red(p, opt.binding, ctx, "pairwise", [&](const reassoc::Site& s) {
     int64_t blocks = (s.n + base - 1) / base, pw = 1;
     while (pw < blocks) pw *= 2;
     if (pw == 1) return reassoc::Rewrite{std::nullopt, "n <= base: a single sequential block already"};

@@ -37,10 +37,10 @@ Program realize_node(const Program& p, size_t k, const ExprNode* node, Context& 
 
 }  // namespace
 
-Result realize(const Program& p, const Params& params, Context& ctx) {
+Result realize(const Program& p, const RealizeOptions& opt, Context& ctx) {
   Program cur = p;
-  if (auto b = param(params, "binding")) {
-    int64_t index = int_param(params, "index", 0);
+  if (const auto& b = opt.binding) {
+    const int64_t index = opt.index;
     for (size_t k = 0; k < cur.bindings.size(); ++k) {
       if (cur.bindings[k].name != *b) continue;
       std::vector<const ExprNode*> c;

@@ -215,9 +215,9 @@ Expr finish(const Site& s, const Expr& r) {
   return make_expr({s.dtype, r->type.shape}, MapE{f.done(), {r}});
 }
 
-Result for_each_red(const Program& p, const Params& params, Context& ctx, const std::string& pass,
-                    const std::function<Rewrite(const Site&, const std::string&)>& rewrite) {
-  auto only = param(params, "binding");
+Result for_each_red(const Program& p, const std::optional<std::string>& binding, Context& ctx, const std::string& pass,
+                    const std::function<Rewrite(const Site&)>& rewrite) {
+  const auto& only = binding;
   if (only && !p.type_of(*only)) throw TransformError{pass + ": no binding named '" + *only + "'"};
   if (only) {
     bool is_binding = false;
@@ -239,7 +239,7 @@ Result for_each_red(const Program& p, const Params& params, Context& ctx, const 
       if (n < 2) return refuse("fewer than 2 elements, nothing to reorder");
       if (!ctx.allow()) return std::nullopt;
       Site s = site_of(e);
-      Rewrite w = rewrite(s, b.name);
+      Rewrite w = rewrite(s);
       if (!w.expr) return refuse(w.what);
       ctx.note(pass + ": " + b.name + ": red(" + std::string(red_name(red->op)) + ") over " + std::to_string(n) +
                " elements: " + w.what);

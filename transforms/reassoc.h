@@ -96,8 +96,8 @@ struct Rewrite {
   std::optional<sem::Expr> expr;
   std::string what;  ///< the note on success, the reason on refusal
 };
-Result for_each_red(const sem::Program& p, const Params& params, Context& ctx, const std::string& pass,
-                    const std::function<Rewrite(const Site&, const std::string& binding)>& rewrite);
+Result for_each_red(const sem::Program& p, const std::optional<std::string>& binding, Context& ctx,
+                    const std::string& pass, const std::function<Rewrite(const Site&)>& rewrite);
 
 /// Builder of lambdas in the parser's instruction order (parameters emitted
 /// at first use, operands before users), so a printed lambda parses back to

@@ -5,7 +5,6 @@
 // float sum/prod, exact for max/min and integers; argmax/argmin are refused
 // (their index is the row-major position, which the permutation changes).
 #include <algorithm>
-#include <cctype>
 #include <numeric>
 
 #include "transforms/passes.h"
@@ -15,37 +14,10 @@ namespace stax::xform {
 
 using namespace sem;
 
-namespace {
-
-// "2/0/1" (any non-digit separates, since ',' separates pipeline steps).
-std::vector<int64_t> parse_perm(const std::string& text) {
-  std::vector<int64_t> v;
-  std::string cur;
-  for (char c : text + "/") {
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      cur += c;
-      if (cur.size() > 9) throw TransformError{"reorder-reduction-dims: perm=" + text + " has an oversized entry"};
-    } else if (!cur.empty()) {
-      v.push_back(std::stoll(cur));
-      cur.clear();
-    }
-  }
-  std::vector<int64_t> sorted = v;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i)
-    if (sorted[i] != int64_t(i))
-      throw TransformError{"reorder-reduction-dims: perm=" + text + " is not a permutation of 0..q-1"};
-  if (v.size() < 2) throw TransformError{"reorder-reduction-dims: perm=" + text + " needs at least 2 dims"};
-  return v;
-}
-
-}  // namespace
-
-Result reorder_reduction_dims(const Program& p, const Params& params, Context& ctx) {
-  std::optional<std::vector<int64_t>> given;
-  if (auto t = param(params, "perm")) given = parse_perm(*t);
+Result reorder_reduction_dims(const Program& p, const ReorderReductionDimsOptions& opt, Context& ctx) {
+  const auto& given = opt.perm;
   return reassoc::for_each_red(
-      p, params, ctx, "reorder-reduction-dims", [&](const reassoc::Site& s, const std::string&) {
+      p, opt.binding, ctx, "reorder-reduction-dims", [&](const reassoc::Site& s) {
         const Shape& r = s.red->extents;
         size_t q = r.size(), nd = s.outer.size();
         if (q < 2) return reassoc::Rewrite{std::nullopt, "only one reduced dim"};

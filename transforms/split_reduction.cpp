@@ -16,13 +16,11 @@ namespace stax::xform {
 
 using namespace sem;
 
-Result split_reduction(const Program& p, const Params& params, Context& ctx) {
-  // k: the number of segments; default ceil(sqrt(n)) for each reduction.
-  int64_t k = int_param(params, "k", 0);
-  if (param(params, "k") && k < 1) throw TransformError{"split-reduction: k must be at least 1"};
-  return reassoc::for_each_red(p, params, ctx, "split-reduction", [&](const reassoc::Site& s, const std::string&) {
-    int64_t kk = k;
-    if (kk == 0) {
+Result split_reduction(const Program& p, const SplitReductionOptions& opt, Context& ctx) {
+  return reassoc::for_each_red(p, opt.binding, ctx, "split-reduction", [&](const reassoc::Site& s) {
+    // k: the number of segments; default ceil(sqrt(n)) for each reduction.
+    int64_t kk = opt.k.value_or(0);
+    if (!opt.k) {
       kk = int64_t(std::sqrt(double(s.n)));
       while (kk * kk < s.n) ++kk;
     }

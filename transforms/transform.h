@@ -24,9 +24,13 @@ std::optional<SemClass> class_from_name(std::string_view s);
 /// The weaker of two classes (exact < refines < real).
 SemClass weaker(SemClass a, SemClass b);
 
+/// The `key=val` parameters of one step of a pipeline, as written. The
+/// registry parses them into the pass's typed options (passes.h); passes
+/// never read this map.
 using Params = std::map<std::string, std::string>;
 
-/// A user error in a transform's parameters (unknown binding, bad value).
+/// A user error in a transform's parameters (unknown key, bad value, unknown
+/// binding).
 struct TransformError {
   std::string message;
 };
@@ -55,6 +59,8 @@ struct TransformInfo {
   SemClass cls;        ///< the class it declares in general
   std::string params;  ///< documentation of its parameters
   std::string summary;
+  /// Parses and validates `Params` into the pass's options (TransformError on
+  /// an unknown key or a bad value), then runs the pass.
   std::function<Result(const sem::Program&, const Params&, Context&)> run;
 };
 
@@ -72,9 +78,5 @@ std::variant<std::vector<Step>, std::string> parse_pipeline(std::string_view spe
 /// Runs the steps in order; the class is the weakest of the applications.
 /// Throws TransformError on bad parameters.
 Result run_pipeline(const sem::Program& p, const std::vector<Step>& steps, Context& ctx);
-
-/// Parameter helpers for transforms.
-std::optional<std::string> param(const Params& p, const std::string& key);
-int64_t int_param(const Params& p, const std::string& key, int64_t dflt);
 
 }  // namespace stax::xform

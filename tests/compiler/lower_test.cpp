@@ -1,6 +1,7 @@
-// Issue 8: graph parsing errors, Algorithm 6.1, the goldens of the text
+// Seed 6.1-6.8: graph parsing errors, Algorithm 6.1, the goldens of the text
 // (Listing 6.2, Examples 6.1-6.3), eager vs policy lowering through the
-// oracle, and deliberately wrong lowerings that the oracle must reject.
+// oracle, deliberately wrong lowerings that the oracle must reject, and the
+// Count domain that the realization policy reads.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include "compiler/lower.h"
 #include "oracle/checker.h"
+#include "semantics/count_domain.h"
 #include "semantics/printer.h"
 #include "transforms/expr_util.h"
 #include "tests/test_util.h"
@@ -183,6 +185,29 @@ let u : f32[64, 32] = map(expm1, x)
 output u
 )");
   CHECK(check(eager.program, wrong, xform::SemClass::Exact).status == oracle::Status::Counterexample);
+}
+
+TEST_CASE("Count domain: each op or cast counts once, whatever its uses", "[compiler]") {
+  sem::Program p = test::parse_ok(R"(
+input x : f32[4]
+input k : i32[4]
+let y : f32[4] = map(fn(a, n) => mul(exp(a), add(exp(a), cast(n, f32))), x, k)
+output y
+)");
+  const auto& m = std::get<sem::MapE>(test::bexpr(p, "y")->p);
+  sem::OpCount c = sem::count_ops(m.fn);
+  int64_t instrs = 0;
+  for (const sem::Instr& in : m.fn.code) instrs += in.kind == sem::Instr::Kind::Op || in.kind == sem::Instr::Kind::Cast;
+  CHECK(c.ops == instrs);
+  CHECK(c.used == std::set<sem::ScalarOp>{sem::ScalarOp::Exp, sem::ScalarOp::Add, sem::ScalarOp::Mul});
+  // A register read twice is computed once: exp(a) * exp(a) with one exp
+  // counts 2 (a walk per use, the wrong reading, would count 3).
+  sem::Lambda shared = m.fn;
+  shared.code.clear();
+  shared.code.push_back({sem::Instr::Kind::Param, sem::ScalarOp::Add, sem::DType::F32, 0, -1, -1, {}});
+  shared.code.push_back({sem::Instr::Kind::Op, sem::ScalarOp::Exp, sem::DType::F32, 0, -1, -1, {}});
+  shared.code.push_back({sem::Instr::Kind::Op, sem::ScalarOp::Mul, sem::DType::F32, 1, 1, -1, {}});
+  CHECK(sem::count_ops(shared).ops == 2);
 }
 
 TEST_CASE("every operator: policy lowering equals eager lowering (cpu and gpu)", "[compiler]") {

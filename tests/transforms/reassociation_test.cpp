@@ -154,6 +154,16 @@ TEST_CASE("reassociation: registry entries and parameter errors") {
   CHECK_THROWS_AS(run_spec(p, "split-reduction:binding=nope"), xform::TransformError);
   CHECK_THROWS_AS(run_spec(p, "split-reduction:binding=x"), xform::TransformError);
   CHECK_THROWS_AS(run_spec(p, "reorder-reduction-dims:perm=0/0"), xform::TransformError);
+  // Unknown keys are rejected, not ignored (a misspelt base= would run base=1).
+  std::string message;
+  try {
+    run_spec(p, "pairwise:bsae=4");
+  } catch (const xform::TransformError& e) {
+    message = e.message;
+  }
+  CHECK(message == "pairwise: unknown parameter 'bsae' (known: binding, base)");
+  CHECK_THROWS_AS(run_spec(p, "cse:k=1"), xform::TransformError);
+  CHECK_NOTHROW(run_spec(p, "pairwise:base=4:binding=y"));
 }
 
 TEST_CASE("reassociation: argmax/argmin are refused with a log line; binding= selects") {
