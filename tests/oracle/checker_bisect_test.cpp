@@ -123,7 +123,8 @@ xform::TransformInfo touch_transform(std::shared_ptr<const sem::Program> wrong) 
   t.summary = "test transform: rewrite #K is wrong";
   t.run = [wrong](const sem::Program& p, const xform::Params& prm, xform::Context& ctx) {
     xform::Result r{p, SemClass::Exact};
-    int64_t bad = xform::int_param(prm, "bad", -1);
+    auto it = prm.find("bad");
+    int64_t bad = it == prm.end() ? -1 : std::stoll(it->second);
     for (size_t i = 0; i < r.program.bindings.size(); ++i) {
       if (!ctx.allow()) break;
       ctx.note("touch: " + r.program.bindings[i].name);

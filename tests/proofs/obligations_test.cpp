@@ -283,7 +283,7 @@ TEST_CASE("merge-loops and compose-views discharge their side conditions through
       "output a, z, m\n");
   ProofLog log;
   xform::Context ctx;
-  xform::Result c = xform::compose_views(p, {}, ctx);
+  xform::Result c = xform::compose_views(p, ctx);
   xform::Result m = xform::merge_loops(c.program, {}, ctx);
   int compositions = 0, merges = 0;
   for (const ProofRecord& r : log.records) {
