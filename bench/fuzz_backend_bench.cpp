@@ -10,21 +10,13 @@
 #include <string>
 
 #include "backends/cpu/cpu_backend.h"
+#include "experiments/median.h"
 #include "oracle/campaign.h"
 #include "semantics/mutants.h"
 
 using namespace stax;
 
-namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
+using experiments::median;
 
 int main(int argc, char** argv) {
   int starts = 5;

@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <string>
 
+#include "experiments/median.h"
 #include "semantics/evaluator.h"
 #include "semantics/npy.h"
 #include "semantics/parser.h"
 #include "semantics/random_inputs.h"
 
 using namespace stax::sem;
+using stax::experiments::median;
 namespace fs = std::filesystem;
 
 namespace {
@@ -32,11 +34,6 @@ Program chain_program(int64_t n) {
     std::exit(2);
   }
   return std::get<Program>(r);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // `stax bound` (DESIGN §4, §8): the error bound of every reduction of T(P)
 // against the exact sum of its own summands, on given or drawn inputs.
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/subcommands.h"
 #include "oracle/error_bound.h"
 #include "oracle/input_gen.h"
-#include "semantics/npy.h"
-#include "semantics/parser.h"
 #include "transforms/transform.h"
 
 namespace stax::cli {
@@ -24,12 +26,9 @@ std::optional<oracle::InputKind> kind_from_name(const std::string& s) {
 }  // namespace
 
 int bound_command(const BoundCommandOptions& o) {
-  ParseResult pr = parse_file(o.file);
-  if (auto* d = std::get_if<Diag>(&pr)) {
-    std::cerr << d->str() << "\n";
-    return 2;
-  }
-  Program src = std::get<Program>(std::move(pr));
+  auto prog = load_program(o.file);
+  if (!prog) return 2;
+  Program src = std::move(*prog);
   auto kind = kind_from_name(o.data);
   if (!kind) {
     std::cerr << "error: --data expects normal, uniform, cancellation or special, got '" << o.data << "'\n";
@@ -46,7 +45,7 @@ int bound_command(const BoundCommandOptions& o) {
     what += " --transform " + o.transform;
   }
   Inputs in;
-  if (!read_inputs(src, o.inputs, in)) return 2;
+  if (!read_inputs(o.inputs, in)) return 2;
   std::string inputs_text = o.inputs.empty() ? "" : "given";
   // Inputs not given are drawn: with --random-inputs SEED, or seed 1 when
   // no input was given at all.
@@ -84,6 +83,24 @@ int bound_command(const BoundCommandOptions& o) {
   }
   if (rep.error) return 2;
   return rep.within() ? 0 : 1;
+}
+
+Subcommand register_bound(CLI::App& app) {
+  auto o = std::make_shared<BoundCommandOptions>();
+  auto seed = std::make_shared<uint64_t>(0);
+  auto* b = app.add_subcommand("bound", "Error bounds of the reductions of T(P) against their exact sums (MPFR)");
+  b->add_option("file", o->file, "program (.stx)")->required();
+  b->add_option("--transform", o->transform, "NAME[:key=val...][,NAME...] (default: the program as written)");
+  b->add_option("--input", o->inputs, "NAME=FILE.npy (bf16 as *.bf16.npy)");
+  auto* seed_opt = b->add_option("--random-inputs", *seed, "draw the inputs not given from SEED (default 1)");
+  b->add_option("--data", o->data, "kind of drawn inputs: normal, uniform, cancellation or special");
+  b->add_option("--top", o->top, "summands listed for a violation")->check(CLI::Range(0, 1000));
+  b->add_flag("--contributions", o->show_contributions, "list the largest contributions of every worst element");
+  b->add_flag("--json", o->json, "one JSON document");
+  return {b, [o, seed, seed_opt] {
+            if (*seed_opt) o->random_seed = *seed;
+            return bound_command(*o);
+          }};
 }
 
 }  // namespace stax::cli

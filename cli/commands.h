@@ -1,6 +1,7 @@
-// The `stax` command (DESIGN §8). Each subcommand returns the process exit
-// code: 0 success, 1 the program failed (⊥) or a check found a
-// counterexample, 2 bad usage or bad input.
+// The `stax` command (DESIGN §8): the options and the entry point of every
+// subcommand, callable without the command line (cli/subcommands.h parses
+// it). Each returns the process exit code: 0 success, 1 the program failed
+// (⊥) or a check found a counterexample, 2 bad usage or bad input.
 #pragma once
 
 #include <optional>
@@ -42,7 +43,7 @@ struct TransformOptions {
 /// Prints T(P) (and, with log, every rewrite to stderr).
 int transform_command(const TransformOptions& o);
 
-struct CheckOptions {
+struct CheckCommandOptions {
   std::string file, transform;
   std::string backend = "interp";  ///< also compile T(P) and compare it with the interpreter on T(P)
   int threads = 0;
@@ -53,7 +54,7 @@ struct CheckOptions {
 };
 /// Checks P against T(P) by the class the pipeline declares (class real:
 /// equal Real semantics and float results within their error bounds).
-int check_command(const CheckOptions& o);
+int check_command(const CheckCommandOptions& o);
 
 struct TvOptions {
   std::string src, tgt, cls = "exact";
@@ -64,7 +65,7 @@ struct TvOptions {
 /// Translation validation of any two programs with the same interface.
 int tv_command(const TvOptions& o);
 
-struct LowerOptions {
+struct LowerCommandOptions {
   std::string graph;
   std::string device = "cpu";
   bool json = false;
@@ -75,7 +76,7 @@ struct LowerOptions {
 };
 /// `stax lower`: an operator-level graph (JSON) to the core language with the
 /// text's policies (seed 6.1-6.8); --check compares it with the eager lowering.
-int lower_command(const LowerOptions& o);
+int lower_command(const LowerCommandOptions& o);
 
 struct BoundCommandOptions {
   std::string file, transform;      ///< without a transform: P as written
@@ -111,7 +112,7 @@ struct ProveOptions {
 /// run time (an index from memory keeps its check).
 int prove_command(const ProveOptions& o);
 
-struct RewriteOptions {
+struct RewriteCommandOptions {
   std::string rule;  ///< 'LHS => RHS' in the .stx lambda syntax
   std::string dtype = "f16";
   unsigned timeout_ms = 10000;
@@ -120,7 +121,7 @@ struct RewriteOptions {
 };
 /// Alive-style scalar rewrite in Z3's FPA theory. Exit 0 proved, 1 refuted
 /// (counterexample printed), 3 unknown (timeout), 2 malformed rule.
-int rewrite_command(const RewriteOptions& o);
+int rewrite_command(const RewriteCommandOptions& o);
 
 /// The backends `stax fuzz` compares with the interpreter, from a spec such
 /// as "interp,cpu" (the interpreter is the reference and needs no runner).
@@ -177,27 +178,6 @@ struct FuzzBenchOptions {
 };
 /// The README figures: kill rate (median time-to-find per mutant), throughput.
 int fuzz_bench_command(const FuzzBenchOptions& o);
-
-/// Parses a program; prints the diagnostic (file:line:col) and returns
-/// nullopt on error.
-std::optional<sem::Program> load_program(const std::string& file);
-/// Reads --input NAME=FILE.npy pairs into `in`; messages go to stderr.
-bool read_inputs(const sem::Program& p, const std::vector<std::string>& specs, sem::Inputs& in);
-
-/// Applies a --transform pipeline; prints the error and returns nullopt on a
-/// bad pipeline or bad parameters.
-std::optional<xform::Result> apply_transforms(const sem::Program& p, const std::string& spec);
-
-/// Runs a program on a backend ("interp" or "cpu"). Throws
-/// std::invalid_argument for an unknown backend and
-/// backends::cpu::CompileError for an internal code generation error.
-sem::IeeeOutcome run_on_backend(const std::string& backend, const sem::Program& p, const sem::Inputs& in,
-                                int threads);
-
-/// Compares the compiled T(P) with the interpreter on T(P), bit for bit, on
-/// `trials` input sets; prints the first difference. Exit code as check.
-int backend_check(const std::string& backend, const sem::Program& p, int trials, uint64_t seed, int threads,
-                  bool json);
 
 struct BenchOptions {
   std::string file, transform;  ///< transform: applied before compiling (e.g. interleave-lanes:w=16)

@@ -1,7 +1,10 @@
 // `stax experiment NAME|all [--out DIR]` (DESIGN §8).
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
+#include "cli/subcommands.h"
 #include "experiments/experiments.h"
 
 namespace stax::cli {
@@ -30,6 +33,18 @@ int experiment_command(const ExperimentCommandOptions& o) {
     rc = std::max(rc, e->run(eo, std::cout));
   }
   return rc;
+}
+
+Subcommand register_experiment(CLI::App& app) {
+  auto o = std::make_shared<ExperimentCommandOptions>();
+  auto* x = app.add_subcommand("experiment", "Reproduce an experiment of the text (CSV, Markdown, PNG)");
+  x->add_option("name", o->name, "experiment name, or all")->required();
+  x->add_option("--out", o->out_dir, "output folder (each experiment writes OUT/NAME/)");
+  x->add_option("--min-log2n", o->min_log2n, "smallest size, log2")->check(CLI::Range(0, 30));
+  x->add_option("--max-log2n", o->max_log2n, "largest size, log2")->check(CLI::Range(0, 30));
+  x->add_option("--step-log2n", o->step_log2n, "size step, log2 (2: n grows x4)")->check(CLI::Range(1, 30));
+  x->add_option("--seed", o->seed, "input seed");
+  return {x, [o] { return experiment_command(*o); }};
 }
 
 }  // namespace stax::cli

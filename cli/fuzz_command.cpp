@@ -1,27 +1,29 @@
 // `stax fuzz` (DESIGN §8, issue 7): differential fuzzing campaigns, their
 // reports and merges, replay of a reproducer, and the figures of the README
 // (kill rate of the seeded mutants, throughput).
-#include <algorithm>
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
 #include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/subcommands.h"
+#include "experiments/median.h"
 #include "oracle/campaign.h"
 #include "oracle/fuzz.h"
 #include "semantics/mutants.h"
-#include "semantics/npy.h"
-#include "semantics/parser.h"
-#include "semantics/printer.h"
 
 namespace stax::cli {
 
 using namespace stax::sem;
 using json = nlohmann::json;
+using experiments::median;
 
 std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
   std::vector<oracle::BackendRunner> r;
@@ -89,13 +91,6 @@ int list_mutants(bool as_json) {
   }
   if (as_json) std::cout << j.dump(2) << "\n";
   return 0;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -178,14 +173,11 @@ int fuzz_replay_command(const FuzzReplayOptions& o) {
     std::cerr << "error: stax fuzz replay needs exactly one of --transform SPEC or --backend NAME\n";
     return 2;
   }
-  ParseResult pr = parse_file(o.file);
-  if (auto* d = std::get_if<Diag>(&pr)) {
-    std::cerr << d->str() << "\n";
-    return 2;
-  }
-  Program p = std::get<Program>(std::move(pr));
+  auto loaded = load_program(o.file);
+  if (!loaded) return 2;
+  const Program& p = *loaded;
   Inputs in;
-  if (!read_inputs(p, o.inputs, in)) return 2;
+  if (!read_inputs(o.inputs, in)) return 2;
   if (auto e = check_inputs(p, in)) {
     std::cerr << "error: " << *e << "\n";
     return 2;
@@ -193,14 +185,11 @@ int fuzz_replay_command(const FuzzReplayOptions& o) {
   oracle::Finding f;
   std::vector<oracle::BackendRunner> runners;
   if (!o.transform.empty()) {
-    auto steps = xform::parse_pipeline(o.transform);
-    if (auto* e = std::get_if<std::string>(&steps)) {
-      std::cerr << "error: --transform: " << *e << "\n";
-      return 2;
-    }
+    auto steps = pipeline_steps(o.transform);
+    if (!steps) return 2;
     f.kind = oracle::FindingKind::Transform;
     f.pipeline = o.transform;
-    auto who = oracle::culprit(p, std::get<std::vector<xform::Step>>(steps), in);
+    auto who = oracle::culprit(p, *steps, in);
     if (!who) {
       std::cout << "no difference: " << o.file << " --transform " << o.transform << " passes the oracle\n";
       return 0;
@@ -309,6 +298,67 @@ int fuzz_bench_command(const FuzzBenchOptions& o) {
   }
   if (o.json) std::cout << out.dump(2) << "\n";
   return 0;
+}
+
+Subcommand register_fuzz(CLI::App& app) {
+  auto fz = std::make_shared<FuzzCommandOptions>();
+  auto count = std::make_shared<uint64_t>(0);
+  auto* fzc = app.add_subcommand("fuzz", "Differential fuzzing campaign: generated programs, random transform "
+                                         "pipelines, every backend against the interpreter (SQLite with --db)");
+  fzc->add_option("--seed", fz->seed, "first seed of the campaign's seed range (shards: disjoint ranges)");
+  auto* count_opt = fzc->add_option("--count", *count, "programs (seeds) in the range");
+  fzc->add_option("--time", fz->time, "stop after SEC seconds");
+  fzc->add_option("--jobs", fz->jobs, "worker processes");
+  fzc->add_option("--db", fz->db, "SQLite database: parameters, counts, findings; an existing one is resumed");
+  fzc->add_option("--mutant", fz->mutant, "activate a seeded bug (see --list-mutants)");
+  fzc->add_option("--backends", fz->backends, "backends compared with the interpreter, e.g. interp,cpu");
+  fzc->add_option("--trials", fz->trials, "input sets per transform check");
+  fzc->add_flag("--no-shrink", fz->no_shrink, "store findings unshrunk");
+  fzc->add_option("--shrink-seconds", fz->shrink_seconds, "time budget per finding's shrinking");
+  fzc->add_option("--out", fz->out_dir, "write reproducers to DIR/finding-SEED/ (with --db)");
+  fzc->add_flag("--list-mutants", fz->list_mutants, "list the seeded bugs");
+  fzc->add_flag("--quiet", fz->quiet, "no progress line");
+  fzc->add_flag("--json", fz->json, "one JSON document");
+  fzc->require_subcommand(0, 1);
+
+  auto fzr = std::make_shared<FuzzReportOptions>();
+  auto* fzrc = fzc->add_subcommand("report", "Summary of a campaign database");
+  fzrc->add_option("--db", fzr->db, "campaign database")->required();
+  fzrc->add_option("--extract", fzr->extract_dir, "write reproducers to DIR/finding-SEED/");
+  fzrc->add_flag("--json", fzr->json, "one JSON document");
+
+  auto fzm = std::make_shared<FuzzMergeOptions>();
+  auto* fzmc = fzc->add_subcommand("merge", "Merge campaign databases (seed-range shards)");
+  fzmc->add_option("out", fzm->out, "merged database (created if missing)")->required();
+  fzmc->add_option("inputs", fzm->inputs, "shard databases")->required();
+
+  auto fzp = std::make_shared<FuzzReplayOptions>();
+  auto* fzpc = fzc->add_subcommand("replay", "Replay a reproducer; exit 1 when the finding reproduces");
+  fzpc->add_option("file", fzp->file, "program (.stx)")->required();
+  fzpc->add_option("--transform", fzp->transform, "the pipeline of a transform finding");
+  fzpc->add_option("--backend", fzp->backend, "the backend of a backend finding");
+  fzpc->add_option("--input", fzp->inputs, "NAME=FILE.npy");
+  fzpc->add_option("--mutant", fzp->mutant, "the seeded bug the finding was made with");
+
+  auto fzb = std::make_shared<FuzzBenchOptions>();
+  auto* fzbc = fzc->add_subcommand("bench", "README figures: kill rate of the mutants, throughput");
+  fzbc->add_option("what", fzb->what, "kill-rate, throughput or all");
+  fzbc->add_option("--seed", fzb->seed, "first start seed");
+  fzbc->add_option("--starts", fzb->starts, "campaigns per mutant (median over them)");
+  fzbc->add_option("--budget", fzb->budget, "seconds per campaign");
+  fzbc->add_option("--count", fzb->count, "programs for the throughput figure");
+  fzbc->add_option("--mutant", fzb->mutant, "only this mutant");
+  fzbc->add_option("--backends", fzb->backends, "backends compared with the interpreter");
+  fzbc->add_flag("--json", fzb->json, "one JSON document");
+
+  return {fzc, [=] {
+            if (*fzrc) return fuzz_report_command(*fzr);
+            if (*fzmc) return fuzz_merge_command(*fzm);
+            if (*fzpc) return fuzz_replay_command(*fzp);
+            if (*fzbc) return fuzz_bench_command(*fzb);
+            if (*count_opt) fz->count = *count;
+            return fuzz_command(*fz);
+          }};
 }
 
 }  // namespace stax::cli

@@ -2,17 +2,20 @@
 // language with the policies of seed 6.1-6.8; `--check` compares the policy
 // lowering (and its loop-merged form) with the eager lowering, the graph's
 // reference semantics, through the no-tolerance oracle (Theorem 6.1).
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/subcommands.h"
 #include "compiler/lower.h"
 #include "oracle/checker.h"
 #include "semantics/printer.h"
 
 namespace stax::cli {
 
-int lower_command(const LowerOptions& o) {
+int lower_command(const LowerCommandOptions& o) {
   auto dev = compiler::parse_device(o.device);
   if (auto* e = std::get_if<std::string>(&dev)) {
     std::cerr << "error: --device: " << *e << "\n";
@@ -55,6 +58,19 @@ int lower_command(const LowerOptions& o) {
     if (!check_text.empty()) std::cerr << check_text;
   }
   return rc;
+}
+
+Subcommand register_lower(CLI::App& app) {
+  auto o = std::make_shared<LowerCommandOptions>();
+  auto* lo = app.add_subcommand("lower", "Lower an operator-level graph (JSON) to the core language (seed 6.1-6.8)");
+  lo->add_option("graph", o->graph, "graph file (docs/graph-format.md)")->required();
+  lo->add_option("--device", o->device, "cpu or gpu[:sm=N][:warp=W][:threads=T]");
+  lo->add_flag("--json", o->json, "one JSON document");
+  lo->add_flag("--check", o->check, "compare with the eager lowering on random inputs (exact, or real for splits)");
+  lo->add_flag("--eager", o->eager, "print the eager lowering (every node realized)");
+  lo->add_option("--trials", o->trials, "input sets for --check")->check(CLI::Range(1, 100000));
+  lo->add_option("--seed", o->seed, "input seed for --check");
+  return {lo, [o] { return lower_command(*o); }};
 }
 
 }  // namespace stax::cli

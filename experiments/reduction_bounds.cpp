@@ -88,24 +88,68 @@ std::string csv_escape(const std::string& s) {
   return r + "\"";
 }
 
-}  // namespace
-
-int reduction_bounds(const Options& o, std::ostream& log) {
-  namespace fs = std::filesystem;
-  std::string dir = (fs::path(o.out_dir) / "reduction-bounds").string();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    log << "error: cannot create " << dir << ": " << ec.message() << "\n";
-    return 2;
-  }
-  if (o.min_log2n > o.max_log2n || o.step_log2n < 1) {
-    log << "error: empty size range\n";
-    return 2;
-  }
+/// Every (n, order, data) result, in that order.
+struct Measured {
   std::vector<Result> results;
-  std::vector<std::string> missing;
+  std::vector<std::string> missing;  ///< transforms not registered in this build
   int violations = 0;
+};
+
+/// `ord` applied to `src`; the status says why not when it cannot be.
+Program transformed(const Program& src, const Order& ord, std::string& status, std::vector<std::string>& missing) {
+  if (ord.spec.empty()) return src;
+  std::string name = ord.spec.substr(0, ord.spec.find(':'));
+  if (!xform::find_transform(name)) {
+    status = "transform '" + name + "' not registered";
+    if (std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
+    return src;
+  }
+  try {
+    xform::Context ctx;
+    auto steps = std::get<std::vector<xform::Step>>(xform::parse_pipeline(ord.spec));
+    return xform::run_pipeline(src, steps, ctx).program;
+  } catch (const xform::TransformError& e) {
+    status = "transform error: " + e.message;
+    return src;
+  }
+}
+
+/// The bound report of `tgt` on `x`, copied into `r` (or the reason there is none).
+void measure(const Program& tgt, const Tensor& x, double t_transform, Result& r, int& violations) {
+  Inputs in;
+  in["x"] = x;
+  oracle::BoundReport rep;
+  try {
+    rep = oracle::analyze_bounds(tgt, in);
+  } catch (const ResourceError& e) {
+    r.status = "resource: " + e.message;
+    return;
+  }
+  const oracle::BoundRow* row = rep.row("y");
+  if (rep.failure) {
+    r.status = "program failed: " + rep.failure->reason;
+  } else if (rep.error) {
+    r.status = *rep.error;
+  } else if (!row || row->checked == 0) {
+    r.status = row ? "outside the model: " + row->skip_reason : "no reduction root named y";
+  } else {
+    r.summands = row->summands;
+    r.max_depth = row->max_depth;
+    r.higham = row->higham;
+    r.exact = row->exact;
+    r.computed = row->computed;
+    r.measured = row->measured;
+    r.bound = row->bound;
+    r.ratio = row->ratio;
+    r.sum_abs = row->sum_abs;
+    r.seconds = rep.seconds + t_transform / 3;
+    if (!rep.within()) ++violations;
+  }
+}
+
+/// Runs every order on every data set for every n, logging a line per run.
+Measured measure_all(const Options& o, std::ostream& log) {
+  Measured m;
   for (int l = o.min_log2n; l <= o.max_log2n; l += o.step_log2n) {
     int64_t n = int64_t(1) << l;
     std::string text = "input x : f32[" + std::to_string(n) + "]\nlet y : f32[] = red(sum, 0.0, [" +
@@ -115,24 +159,9 @@ int reduction_bounds(const Options& o, std::ostream& log) {
     std::map<std::string, Tensor> data;
     for (const char* d : kData) data[d] = make_data(d, n, o.seed);
     for (const Order& ord : orders_for(n)) {
-      Program tgt = src;
       std::string status = "ok";
       auto t0 = std::chrono::steady_clock::now();
-      if (!ord.spec.empty()) {
-        std::string name = ord.spec.substr(0, ord.spec.find(':'));
-        if (!xform::find_transform(name)) {
-          status = "transform '" + name + "' not registered";
-          if (std::find(missing.begin(), missing.end(), name) == missing.end()) missing.push_back(name);
-        } else {
-          try {
-            xform::Context ctx;
-            auto steps = std::get<std::vector<xform::Step>>(xform::parse_pipeline(ord.spec));
-            tgt = xform::run_pipeline(src, steps, ctx).program;
-          } catch (const xform::TransformError& e) {
-            status = "transform error: " + e.message;
-          }
-        }
-      }
+      Program tgt = transformed(src, ord, status, m.missing);
       double t_transform = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (const char* d : kData) {
         Result r;
@@ -143,91 +172,76 @@ int reduction_bounds(const Options& o, std::ostream& log) {
         r.spec = ord.spec;
         r.data = d;
         r.status = status;
-        if (status == "ok") {
-          Inputs in;
-          in["x"] = data.at(d);
-          oracle::BoundReport rep;
-          try {
-            rep = oracle::analyze_bounds(tgt, in);
-          } catch (const ResourceError& e) {
-            r.status = "resource: " + e.message;
-          }
-          const oracle::BoundRow* row = rep.row("y");
-          if (r.status != "ok") {
-          } else if (rep.failure) {
-            r.status = "program failed: " + rep.failure->reason;
-          } else if (rep.error) {
-            r.status = *rep.error;
-          } else if (!row || row->checked == 0) {
-            r.status = row ? "outside the model: " + row->skip_reason : "no reduction root named y";
-          } else {
-            r.summands = row->summands;
-            r.max_depth = row->max_depth;
-            r.higham = row->higham;
-            r.exact = row->exact;
-            r.computed = row->computed;
-            r.measured = row->measured;
-            r.bound = row->bound;
-            r.ratio = row->ratio;
-            r.sum_abs = row->sum_abs;
-            r.seconds = rep.seconds + t_transform / 3;
-            if (!rep.within()) ++violations;
-          }
-        }
+        if (status == "ok") measure(tgt, data.at(d), t_transform, r, m.violations);
         log << "n=2^" << l << " " << ord.label << " " << d << ": "
             << (r.status == "ok" ? "error " + g(r.measured) + ", bound " + g(r.bound) + ", ratio " + g(r.ratio) +
                                        ", depth " + std::to_string(r.max_depth) + " (" + g(r.seconds) + " s)"
                                  : r.status)
             << "\n";
         log.flush();
-        results.push_back(std::move(r));
+        m.results.push_back(std::move(r));
       }
     }
   }
+  return m;
+}
 
-  // ---- CSV
-  {
-    std::ofstream f(fs::path(dir) / "reduction_bounds.csv");
-    f << "log2n,n,order,transform,data,status,summands,max_depth,case,exact,computed,measured_error,bound,ratio,"
-         "sum_abs,seconds\n";
-    char buf[512];
-    for (const Result& r : results) {
-      std::snprintf(buf, sizeof buf, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.4f", r.exact, r.computed, r.measured,
-                    r.bound, r.ratio, r.sum_abs, r.seconds);
-      f << r.log2n << "," << r.n << "," << csv_escape(r.order) << "," << csv_escape(r.spec) << "," << r.data << ","
-        << csv_escape(r.status) << "," << r.summands << "," << r.max_depth << "," << csv_escape(r.higham) << ","
-        << buf << "\n";
-    }
+void write_csv(const std::string& dir, const std::vector<Result>& results) {
+  std::ofstream f(std::filesystem::path(dir) / "reduction_bounds.csv");
+  f << "log2n,n,order,transform,data,status,summands,max_depth,case,exact,computed,measured_error,bound,ratio,"
+       "sum_abs,seconds\n";
+  char buf[512];
+  for (const Result& r : results) {
+    std::snprintf(buf, sizeof buf, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.4f", r.exact, r.computed, r.measured,
+                  r.bound, r.ratio, r.sum_abs, r.seconds);
+    f << r.log2n << "," << r.n << "," << csv_escape(r.order) << "," << csv_escape(r.spec) << "," << r.data << ","
+      << csv_escape(r.status) << "," << r.summands << "," << r.max_depth << "," << csv_escape(r.higham) << ","
+      << buf << "\n";
   }
+}
 
-  // ---- Claim: pairwise < split sqrt(n) < sequential, by bound and by measured error
-  auto find = [&](int l, const std::string& key, const std::string& d) -> const Result* {
-    for (const Result& r : results)
-      if (r.log2n == l && r.key == key && r.data == d && r.status == "ok") return &r;
-    return nullptr;
-  };
-  struct Tally {
-    int holds = 0, total = 0;
-    std::vector<std::string> fails;
-  };
+/// The successful result of (n = 2^l, order, data), or null.
+const Result* find_result(const std::vector<Result>& results, int l, const std::string& key, const std::string& d) {
+  for (const Result& r : results)
+    if (r.log2n == l && r.key == key && r.data == d && r.status == "ok") return &r;
+  return nullptr;
+}
+
+struct Tally {
+  int holds = 0, total = 0;
+  std::vector<std::string> fails;
+};
+
+/// The text's claim, pairwise < split sqrt(n) < sequential, by bound and by measured error.
+struct Claim {
   Tally by_bound, by_error;
+};
+
+Claim tally_claim(const Options& o, const std::vector<Result>& results) {
+  Claim c;
   for (int l = o.min_log2n; l <= o.max_log2n; l += o.step_log2n)
     for (const char* d : kData) {
-      const Result *p = find(l, "pairwise", d), *s = find(l, "split", d), *q = find(l, "sequential", d);
+      const Result *p = find_result(results, l, "pairwise", d), *s = find_result(results, l, "split", d),
+                   *q = find_result(results, l, "sequential", d);
       if (!p || !s || !q) continue;
-      auto check = [&](Tally& t, double a, double b, double c) {
+      auto check = [&](Tally& t, double a, double b, double cc) {
         ++t.total;
-        if (a < b && b < c) ++t.holds;
+        if (a < b && b < cc) ++t.holds;
         else
           t.fails.push_back("n=2^" + std::to_string(l) + " " + d + ": pairwise " + g(a) + ", split " + g(b) +
-                            ", sequential " + g(c));
+                            ", sequential " + g(cc));
       };
-      check(by_bound, p->bound, s->bound, q->bound);
-      check(by_error, p->measured, s->measured, q->measured);
+      check(c.by_bound, p->bound, s->bound, q->bound);
+      check(c.by_error, p->measured, s->measured, q->measured);
     }
+  return c;
+}
 
-  // Geometric means over n of error/Σ|a| and bound/Σ|a|, per data set and order.
-  std::map<std::string, std::map<std::string, std::pair<double, double>>> gmean;  // data -> order -> (err, bound)
+/// data -> order key -> geometric means over n of (error, bound) / Σ|a|.
+using GeoMeans = std::map<std::string, std::map<std::string, std::pair<double, double>>>;
+
+GeoMeans geometric_means(const std::vector<Result>& results) {
+  GeoMeans gmean;
   for (const char* d : kData)
     for (const Order& ord : orders_for(16)) {
       double le = 0, lb = 0;
@@ -240,8 +254,20 @@ int reduction_bounds(const Options& o, std::ostream& log) {
         }
       if (cnt) gmean[d][ord.key] = {std::pow(10.0, le / cnt), std::pow(10.0, lb / cnt)};
     }
+  return gmean;
+}
 
-  // ---- Markdown
+/// "| n | a | b |\n|---|---|---|\n" for one column per order.
+void table_head(std::ostream& md, const std::string& first, const std::vector<Order>& ords, const char* suffix) {
+  md << "| " << first << " |";
+  for (const Order& ord : ords) md << " " << ord.label << suffix << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < ords.size(); ++i) md << "---|";
+  md << "\n";
+}
+
+void write_markdown(const std::string& dir, const Options& o, const Measured& m, const Claim& c,
+                    GeoMeans& gmean) {
   std::ostringstream md;
   md << "# Reduction error bounds (seed 6.5, DESIGN §4)\n\n"
      << "f32 sums `red(sum, 0.0, [n], x)` in five orders, each a core-language transform; measured error "
@@ -250,15 +276,12 @@ int reduction_bounds(const Options& o, std::ostream& log) {
      << o.seed << ".\n\n";
   std::vector<Order> ords = orders_for(16);
   for (const char* d : kData) {
-    md << "## " << d << "\n\n| n |";
-    for (const Order& ord : ords) md << " " << ord.label << " error / bound (ratio) |";
-    md << "\n|---|";
-    for (size_t i = 0; i < ords.size(); ++i) md << "---|";
-    md << "\n";
+    md << "## " << d << "\n\n";
+    table_head(md, "n", ords, " error / bound (ratio)");
     for (int l = o.min_log2n; l <= o.max_log2n; l += o.step_log2n) {
       md << "| 2^" << l << " |";
       for (const Order& ord : ords) {
-        const Result* r = find(l, ord.key, d);
+        const Result* r = find_result(m.results, l, ord.key, d);
         if (r) md << " " << g(r->measured) << " / " << g(r->bound) << " (" << g(r->ratio) << ") |";
         else md << " n/a |";
       }
@@ -266,24 +289,18 @@ int reduction_bounds(const Options& o, std::ostream& log) {
     }
     md << "\n";
   }
-  md << "## Max depth (roundings on the worst summand's path)\n\n| n |";
-  for (const Order& ord : ords) md << " " << ord.label << " |";
-  md << "\n|---|";
-  for (size_t i = 0; i < ords.size(); ++i) md << "---|";
-  md << "\n";
+  md << "## Max depth (roundings on the worst summand's path)\n\n";
+  table_head(md, "n", ords, "");
   for (int l = o.min_log2n; l <= o.max_log2n; l += o.step_log2n) {
     md << "| 2^" << l << " |";
     for (const Order& ord : ords) {
-      const Result* r = find(l, ord.key, "normal");
+      const Result* r = find_result(m.results, l, ord.key, "normal");
       md << " " << (r ? std::to_string(r->max_depth) : "n/a") << " |";
     }
     md << "\n";
   }
-  md << "\n## Geometric mean over n of error / sum|a_i| (bound / sum|a_i|)\n\n| data |";
-  for (const Order& ord : ords) md << " " << ord.label << " |";
-  md << "\n|---|";
-  for (size_t i = 0; i < ords.size(); ++i) md << "---|";
-  md << "\n";
+  md << "\n## Geometric mean over n of error / sum|a_i| (bound / sum|a_i|)\n\n";
+  table_head(md, "data", ords, "");
   for (const char* d : kData) {
     md << "| " << d << " |";
     for (const Order& ord : ords) {
@@ -294,27 +311,29 @@ int reduction_bounds(const Options& o, std::ostream& log) {
     md << "\n";
   }
   md << "\n## The text's claim: pairwise < split sqrt(n) < sequential\n\n"
-     << "- by bound: holds in " << by_bound.holds << " of " << by_bound.total << " (n, data) cases\n"
-     << "- by measured error: holds in " << by_error.holds << " of " << by_error.total << " cases\n";
-  for (const std::string& f : by_error.fails) md << "  - measured, not ordered: " << f << "\n";
-  for (const std::string& f : by_bound.fails) md << "  - bound, not ordered: " << f << "\n";
-  if (!missing.empty()) {
+     << "- by bound: holds in " << c.by_bound.holds << " of " << c.by_bound.total << " (n, data) cases\n"
+     << "- by measured error: holds in " << c.by_error.holds << " of " << c.by_error.total << " cases\n";
+  for (const std::string& f : c.by_error.fails) md << "  - measured, not ordered: " << f << "\n";
+  for (const std::string& f : c.by_bound.fails) md << "  - bound, not ordered: " << f << "\n";
+  if (!m.missing.empty()) {
     md << "\nTransforms not registered in this build (rows n/a):";
-    for (const std::string& m : missing) md << " " << m;
+    for (const std::string& x : m.missing) md << " " << x;
     md << "\n";
   }
-  {
-    std::ofstream f(fs::path(dir) / "reduction_bounds.md");
-    f << md.str();
-  }
+  std::ofstream f(std::filesystem::path(dir) / "reduction_bounds.md");
+  f << md.str();
+}
 
-  // ---- Plot: bound/Σ|a| (lines) and error/Σ|a| (points) against n, one panel per data set
+/// bound/Σ|a| (lines) and error/Σ|a| (points) against n, one panel per data
+/// set; returns run_gnuplot's message ("" when the PNG was written).
+std::string write_plot(const std::string& dir, const Options& o, const std::vector<Result>& results) {
+  std::vector<Order> ords = orders_for(16);
   std::ostringstream dat;
   for (const char* d : kData) {
     for (const Order& ord : ords) {
       dat << "# " << d << " " << ord.key << "\n";
       for (int l = o.min_log2n; l <= o.max_log2n; l += o.step_log2n) {
-        const Result* r = find(l, ord.key, d);
+        const Result* r = find_result(results, l, ord.key, d);
         if (!r || r->sum_abs <= 0) continue;
         double e = r->measured / r->sum_abs;
         dat << r->n << " " << r->bound / r->sum_abs << " " << (e > 0 ? e : 1e-12) << "\n";
@@ -323,7 +342,7 @@ int reduction_bounds(const Options& o, std::ostream& log) {
     }
   }
   {
-    std::ofstream f(fs::path(dir) / "reduction_bounds.dat");
+    std::ofstream f(std::filesystem::path(dir) / "reduction_bounds.dat");
     f << dat.str();
   }
   std::ostringstream gp;
@@ -346,33 +365,58 @@ int reduction_bounds(const Options& o, std::ostream& log) {
     blk += int(ords.size());
   }
   gp << "unset multiplot\n";
-  std::string plot_msg = run_gnuplot(dir, "reduction_bounds", gp.str());
+  return run_gnuplot(dir, "reduction_bounds", gp.str());
+}
 
-  // ---- Report
+void report(std::ostream& log, const std::string& dir, const std::string& plot_msg, const Measured& m,
+            const Claim& c, GeoMeans& gmean) {
   log << "\nwrote " << dir << "/reduction_bounds.csv, reduction_bounds.md"
       << (plot_msg.empty() ? ", reduction_bounds.png" : "") << "\n";
   if (!plot_msg.empty()) log << plot_msg << "\n";
-  if (!missing.empty()) {
+  if (!m.missing.empty()) {
     log << "transforms not registered (their rows are n/a):";
-    for (const std::string& m : missing) log << " " << m;
+    for (const std::string& x : m.missing) log << " " << x;
     log << "\n";
   }
   log << "text's claim pairwise < split sqrt(n) < sequential:\n"
-      << "  by bound:          holds in " << by_bound.holds << " of " << by_bound.total << " (n, data) cases\n"
-      << "  by measured error: holds in " << by_error.holds << " of " << by_error.total << " cases\n";
+      << "  by bound:          holds in " << c.by_bound.holds << " of " << c.by_bound.total << " (n, data) cases\n"
+      << "  by measured error: holds in " << c.by_error.holds << " of " << c.by_error.total << " cases\n";
   for (const char* d : kData) {
-    const auto& m = gmean[d];
-    if (m.count("pairwise") && m.count("split") && m.count("sequential")) {
-      double p = m.at("pairwise").first, sp = m.at("split").first, q = m.at("sequential").first;
+    const auto& gm = gmean[d];
+    if (gm.count("pairwise") && gm.count("split") && gm.count("sequential")) {
+      double p = gm.at("pairwise").first, sp = gm.at("split").first, q = gm.at("sequential").first;
       log << "  geometric mean of error/sum|a| over n, " << d << ": pairwise " << g(p) << ", split " << g(sp)
           << ", sequential " << g(q) << (p < sp && sp < q ? " (ordered as claimed)" : " (NOT ordered as claimed)")
           << "\n";
     }
   }
-  for (const std::string& f : by_bound.fails) log << "    bound not ordered: " << f << "\n";
-  for (const std::string& f : by_error.fails) log << "    error not ordered: " << f << "\n";
-  if (violations) log << "ERROR: " << violations << " run(s) exceeded their bound\n";
-  return violations ? 1 : 0;
+  for (const std::string& f : c.by_bound.fails) log << "    bound not ordered: " << f << "\n";
+  for (const std::string& f : c.by_error.fails) log << "    error not ordered: " << f << "\n";
+  if (m.violations) log << "ERROR: " << m.violations << " run(s) exceeded their bound\n";
+}
+
+}  // namespace
+
+int reduction_bounds(const Options& o, std::ostream& log) {
+  std::string dir = (std::filesystem::path(o.out_dir) / "reduction-bounds").string();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    log << "error: cannot create " << dir << ": " << ec.message() << "\n";
+    return 2;
+  }
+  if (o.min_log2n > o.max_log2n || o.step_log2n < 1) {
+    log << "error: empty size range\n";
+    return 2;
+  }
+  Measured m = measure_all(o, log);
+  write_csv(dir, m.results);
+  Claim c = tally_claim(o, m.results);
+  GeoMeans gmean = geometric_means(m.results);
+  write_markdown(dir, o, m, c, gmean);
+  std::string plot_msg = write_plot(dir, o, m.results);
+  report(log, dir, plot_msg, m, c, gmean);
+  return m.violations ? 1 : 0;
 }
 
 }  // namespace stax::experiments

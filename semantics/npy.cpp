@@ -1,9 +1,16 @@
 #include "semantics/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace stax::sem {
 
@@ -82,10 +89,23 @@ std::optional<std::string> dict_value(const std::string& h, const std::string& k
 
 std::string npy_suffix(DType t) { return t == DType::BF16 ? ".bf16.npy" : ".npy"; }
 
-std::variant<Tensor, std::string> parse_npy(const std::string& s, bool bf16) {
+namespace {
+
+/// What a .npy header says about the data after it.
+struct NpyHeader {
+  DType dtype;
+  Shape shape;
+  bool fortran = false;
+  size_t data_start = 0;  ///< offset of the data in the file
+  size_t bytes = 0;       ///< data bytes the header announces
+};
+
+/// Offset of the end of the header, from the first 12 bytes (or fewer for
+/// version 1), or an error message.
+std::variant<size_t, std::string> header_end(std::string_view s, size_t& hstart) {
   if (s.size() < 10 || s.compare(0, 6, "\x93NUMPY") != 0) return std::string("not a .npy file (bad magic)");
   unsigned major = static_cast<unsigned char>(s[6]);
-  size_t hlen, hstart;
+  size_t hlen;
   if (major == 1) {
     hlen = size_t(static_cast<unsigned char>(s[8])) | size_t(static_cast<unsigned char>(s[9])) << 8;
     hstart = 10;
@@ -97,8 +117,18 @@ std::variant<Tensor, std::string> parse_npy(const std::string& s, bool bf16) {
   } else {
     return "unsupported .npy format version " + std::to_string(major);
   }
-  if (hstart + hlen > s.size()) return std::string("truncated .npy header");
-  std::string h = s.substr(hstart, hlen);
+  return hstart + hlen;
+}
+
+/// Parses the header at the start of `s`, which holds at least the whole
+/// header; `file_size` is the size of the whole file.
+std::variant<NpyHeader, std::string> parse_header(std::string_view s, size_t file_size, bool bf16) {
+  size_t hstart = 0;
+  auto end = header_end(s, hstart);
+  if (auto* e = std::get_if<std::string>(&end)) return *e;
+  size_t hend = std::get<size_t>(end);
+  if (hend > file_size || hend > s.size()) return std::string("truncated .npy header");
+  std::string h(s.substr(hstart, hend - hstart));
   auto descr = dict_value(h, "descr");
   auto fortran = dict_value(h, "fortran_order");
   auto shape_txt = dict_value(h, "shape");
@@ -106,7 +136,7 @@ std::variant<Tensor, std::string> parse_npy(const std::string& s, bool bf16) {
   std::string err;
   auto dt = dtype_of_descr(*descr, bf16, err);
   if (!dt) return err;
-  Shape shape;
+  NpyHeader r{*dt, {}, false, hend, 0};
   {
     std::string t = shape_txt->substr(1, shape_txt->size() - 2);
     std::stringstream ss(t);
@@ -117,57 +147,70 @@ std::variant<Tensor, std::string> parse_npy(const std::string& s, bool bf16) {
       item = item.substr(b);
       size_t e = item.find_last_not_of(" L");
       item = item.substr(0, e + 1);
-      char* end = nullptr;
-      long long v = std::strtoll(item.c_str(), &end, 10);
-      if (*end != '\0' || v < 0 || v > (1ll << 40)) return "malformed shape in .npy header: " + *shape_txt;
-      shape.push_back(v);
+      char* endp = nullptr;
+      long long v = std::strtoll(item.c_str(), &endp, 10);
+      if (*endp != '\0' || v < 0 || v > (1ll << 40)) return "malformed shape in .npy header: " + *shape_txt;
+      r.shape.push_back(v);
     }
   }
   int64_t n = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : r.shape) {
     if (d != 0 && n > (int64_t(1) << 40) / d) return std::string("array too large");
     n *= d;
   }
-  size_t bytes = size_t(n) * size_t(dtype_bytes(*dt));
-  size_t data_start = hstart + hlen;
-  if (s.size() - data_start != bytes)
-    return "data size mismatch: header says " + std::to_string(bytes) + " bytes, file has " +
-           std::to_string(s.size() - data_start);
-  Tensor t(*dt, shape);
-  if (*fortran == "True" && shape.size() > 1) {
-    // Column-major to row-major.
-    size_t eb = size_t(dtype_bytes(*dt));
-    std::vector<int64_t> idx(shape.size(), 0);
-    for (int64_t f = 0; f < n; ++f) {
-      int64_t c = 0;
-      for (size_t k = 0; k < shape.size(); ++k) c = c * shape[k] + idx[k];
-      std::memcpy(t.data.data() + size_t(c) * eb, s.data() + data_start + size_t(f) * eb, eb);
-      for (size_t k = 0; k < shape.size(); ++k) {
-        if (++idx[k] < shape[k]) break;
-        idx[k] = 0;
-      }
-    }
-  } else if (*fortran != "False" && *fortran != "True") {
-    return "malformed fortran_order in .npy header: " + *fortran;
-  } else if (bytes) {
-    std::memcpy(t.data.data(), s.data() + data_start, bytes);
-  }
-  if (*dt == DType::Bool)
-    for (auto& b : t.data) b = b != 0;
-  return t;
-}
-
-std::variant<Tensor, std::string> read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return path + ": cannot open file";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto r = parse_npy(ss.str(), ends_with(path, ".bf16.npy"));
-  if (auto* e = std::get_if<std::string>(&r)) return path + ": " + *e;
+  r.bytes = size_t(n) * size_t(dtype_bytes(*dt));
+  if (file_size - hend != r.bytes)
+    return "data size mismatch: header says " + std::to_string(r.bytes) + " bytes, file has " +
+           std::to_string(file_size - hend);
+  if (*fortran != "False" && *fortran != "True") return "malformed fortran_order in .npy header: " + *fortran;
+  r.fortran = *fortran == "True" && r.shape.size() > 1;
   return r;
 }
 
-std::string format_npy(const Tensor& t) {
+/// Column-major `src` to the row-major bytes of `t`.
+void from_fortran_order(Tensor& t, const uint8_t* src) {
+  size_t eb = size_t(dtype_bytes(t.dtype));
+  int64_t n = t.size();
+  std::vector<int64_t> idx(t.shape.size(), 0);
+  for (int64_t f = 0; f < n; ++f) {
+    int64_t c = 0;
+    for (size_t k = 0; k < t.shape.size(); ++k) c = c * t.shape[k] + idx[k];
+    std::memcpy(t.data.data() + size_t(c) * eb, src + size_t(f) * eb, eb);
+    for (size_t k = 0; k < t.shape.size(); ++k) {
+      if (++idx[k] < t.shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+void normalise_bools(Tensor& t) {
+  if (t.dtype == DType::Bool)
+    for (auto& b : t.data) b = b != 0;
+}
+
+/// Reads `n` bytes at `offset`, in as few calls as the kernel allows.
+bool pread_all(int fd, void* dst, size_t n, size_t offset) {
+  auto* p = static_cast<uint8_t*>(dst);
+  while (n) {
+    ssize_t r = ::pread(fd, p, n, off_t(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r, offset += size_t(r), n -= size_t(r);
+  }
+  return true;
+}
+
+/// Closes the descriptor on every path out of read_npy and write_npy.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+/// The header of a version 1.0 file for `t`, padded so that the data starts
+/// on a 64-byte boundary (as NumPy writes it).
+std::string npy_header(const Tensor& t) {
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
   if (t.shape.size() == 1) shape += ",";
@@ -180,17 +223,81 @@ std::string format_npy(const Tensor& t) {
   out += char(0);
   out += char(h.size() & 0xff);
   out += char((h.size() >> 8) & 0xff);
-  out += h;
+  return out + h;
+}
+
+}  // namespace
+
+std::variant<Tensor, std::string> parse_npy(const std::string& s, bool bf16) {
+  auto hr = parse_header(s, s.size(), bf16);
+  if (auto* e = std::get_if<std::string>(&hr)) return *e;
+  const NpyHeader& h = std::get<NpyHeader>(hr);
+  Tensor t = Tensor::uninitialized(h.dtype, h.shape);
+  const auto* src = reinterpret_cast<const uint8_t*>(s.data()) + h.data_start;
+  if (h.fortran) from_fortran_order(t, src);
+  else if (h.bytes) std::memcpy(t.data.data(), src, h.bytes);
+  normalise_bools(t);
+  return t;
+}
+
+// The data goes from the file straight into the tensor's (uninitialised,
+// huge-page) buffer in one read: no stream buffers, no intermediate copy.
+std::variant<Tensor, std::string> read_npy(const std::string& path) {
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  struct stat st;
+  if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return path + ": cannot open file";
+  size_t size = size_t(st.st_size);
+  bool bf16 = ends_with(path, ".bf16.npy");
+  std::string head(std::min<size_t>(size, 4096), '\0');
+  if (!pread_all(f.fd, head.data(), head.size(), 0)) return path + ": read failed";
+  size_t hstart = 0;
+  auto end = header_end(head, hstart);
+  if (auto* n = std::get_if<size_t>(&end); n && *n > head.size() && *n <= size) {
+    head.resize(*n);
+    if (!pread_all(f.fd, head.data(), head.size(), 0)) return path + ": read failed";
+  }
+  auto hr = parse_header(head, size, bf16);
+  if (auto* e = std::get_if<std::string>(&hr)) return path + ": " + *e;
+  const NpyHeader& h = std::get<NpyHeader>(hr);
+  Tensor t = Tensor::uninitialized(h.dtype, h.shape);
+  if (h.fortran) {
+    Bytes raw(h.bytes);
+    if (!pread_all(f.fd, raw.data(), h.bytes, h.data_start)) return path + ": read failed";
+    from_fortran_order(t, raw.data());
+  } else if (!pread_all(f.fd, t.data.data(), h.bytes, h.data_start)) {
+    return path + ": read failed";
+  }
+  normalise_bools(t);
+  return t;
+}
+
+std::string format_npy(const Tensor& t) {
+  std::string out = npy_header(t);
   out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
   return out;
 }
 
+// Header and data in one writev, straight from the tensor's buffer.
 std::optional<std::string> write_npy(const std::string& path, const Tensor& t) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return path + ": cannot write file";
-  std::string s = format_npy(t);
-  out.write(s.data(), std::streamsize(s.size()));
-  if (!out) return path + ": write failed";
+  Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
+  if (f.fd < 0) return path + ": cannot write file";
+  std::string h = npy_header(t);
+  iovec iov[2] = {{h.data(), h.size()}, {const_cast<uint8_t*>(t.data.data()), t.data.size()}};
+  size_t k = 0;
+  while (k < 2) {
+    ssize_t w = ::writev(f.fd, iov + k, int(2 - k));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return path + ": write failed";
+    size_t left = size_t(w);
+    while (k < 2 && left >= iov[k].iov_len) left -= iov[k].iov_len, ++k;
+    if (k < 2) {  // a partial write: resume inside iov[k]
+      iov[k].iov_base = static_cast<char*>(iov[k].iov_base) + left;
+      iov[k].iov_len -= left;
+    }
+  }
+  int rc = ::close(f.fd);
+  f.fd = -1;
+  if (rc != 0) return path + ": write failed";
   return std::nullopt;
 }
 

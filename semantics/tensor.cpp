@@ -1,9 +1,32 @@
 #include "semantics/tensor.h"
 
+#include <sys/mman.h>
+
 #include <cmath>
 #include <cstdio>
 
 namespace stax::sem {
+
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kLargeBlock = size_t(4) << 20;  // NumPy's threshold for huge pages
+
+}  // namespace
+
+void* allocate_tensor_bytes(size_t bytes) {
+  if (bytes < kLargeBlock) return ::operator new(bytes);
+  size_t rounded = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  void* p = ::operator new(rounded, std::align_val_t(kHugePage));
+  // Advice only: where huge pages are off or unavailable it costs speed, never correctness.
+  (void)::madvise(p, rounded, MADV_HUGEPAGE);
+  return p;
+}
+
+void free_tensor_bytes(void* p, size_t bytes) noexcept {
+  if (bytes < kLargeBlock) ::operator delete(p);
+  else ::operator delete(p, std::align_val_t(kHugePage));
+}
 
 uint64_t Tensor::get_bits(int64_t i) const {
   uint64_t v = 0;

@@ -102,3 +102,72 @@ TEST_CASE("examples: every example runs under both semantics") {
   CHECK_THAT(r.out, Catch::Contains("listing_6_2.stx") && Catch::Contains("example_6_3_g2.stx"));
   CHECK_THAT(r.out, !Catch::Contains("⊥"));
 }
+
+// `stax run` reads an input in one call and writes an output in one call
+// (bench/run_e2e.py): the file paths of read_npy/write_npy, not just the
+// in-memory parse, must give the same tensors and the same messages.
+TEST_CASE("run: .npy files read and written whole, large tensors included") {
+  // Large enough for the huge-page allocation path (>= 4 MiB).
+  const int64_t n = int64_t(1) << 21;
+  Tensor x(DType::F32, {n}), y(DType::F32, {n});
+  for (int64_t i = 0; i < n; ++i) x.as<float>()[i] = float(i) * 0.25f, y.as<float>()[i] = 1.0f - float(i % 7);
+  fs::path xf = scratch() / "big_x.npy", yf = scratch() / "big_y.npy";
+  REQUIRE(!write_npy(xf.string(), x));
+  REQUIRE(!write_npy(yf.string(), y));
+  CHECK(slurp(xf) == format_npy(x));
+  auto back = read_npy(xf.string());
+  REQUIRE(std::holds_alternative<Tensor>(back));
+  CHECK(std::get<Tensor>(back).data == x.data);
+
+  fs::path prog = write("big_add.stx", "input x : f32[" + std::to_string(n) + "]\ninput y : f32[" +
+                                           std::to_string(n) + "]\nlet z = map(add, x, y)\noutput z\n");
+  for (const char* backend : {"interp", "cpu"}) {
+    fs::path out = scratch() / (std::string("big_out_") + backend);
+    Run r = run_stax("run " + prog.string() + " --backend " + backend + " --input x=" + xf.string() +
+                     " --input y=" + yf.string() + " --out " + out.string());
+    INFO(backend << ": " << r.err);
+    REQUIRE(r.code == 0);
+    auto z = read_npy((out / "z.npy").string());
+    REQUIRE(std::holds_alternative<Tensor>(z));
+    const Tensor& zt = std::get<Tensor>(z);
+    REQUIRE(zt.size() == n);
+    bool same = true;
+    for (int64_t i = 0; i < n; ++i) same = same && zt.as<float>()[i] == x.as<float>()[i] + y.as<float>()[i];
+    CHECK(same);
+  }
+}
+
+TEST_CASE("run: .npy files with long version-2 headers, Fortran order or bad bytes") {
+  // A version 2.0 header longer than the first read of the file.
+  Tensor x(DType::I32, {2, 3});
+  int32_t colmajor[] = {0, 3, 1, 4, 2, 5};
+  std::memcpy(x.data.data(), colmajor, sizeof colmajor);
+  std::string dict = "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }";
+  dict += std::string(6000 - dict.size(), ' ') + "\n";
+  std::string v2 = std::string("\x93NUMPY\x02\x00", 8);
+  for (int i = 0; i < 4; ++i) v2 += char((dict.size() >> (8 * i)) & 0xff);
+  v2 += dict;
+  v2.append(reinterpret_cast<const char*>(x.data.data()), x.data.size());
+  fs::path f = write("long_header.npy", v2);
+  auto r = read_npy(f.string());
+  REQUIRE(std::holds_alternative<Tensor>(r));
+  for (int i = 0; i < 6; ++i) CHECK(std::get<Tensor>(r).as<int32_t>()[i] == i);
+
+  // Malformed files: the same messages as parse_npy, after the path.
+  Tensor g(DType::F32, {4});
+  std::string good = format_npy(g);
+  std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "bad magic"},
+      {good.substr(0, 20), "truncated"},
+      {good.substr(0, good.size() - 3), "data size mismatch"},
+      {good + "xx", "data size mismatch"},
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    fs::path b = write("bad" + std::to_string(i) + ".npy", bad[i].first);
+    auto e = read_npy(b.string());
+    INFO(bad[i].second);
+    REQUIRE(std::holds_alternative<std::string>(e));
+    CHECK_THAT(std::get<std::string>(e), Catch::Contains(b.string()) && Catch::Contains(bad[i].second));
+  }
+  CHECK(write_npy((scratch() / "no_such_dir" / "z.npy").string(), g).has_value());
+}

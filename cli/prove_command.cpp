@@ -1,15 +1,16 @@
-// `stax prove` and `stax rewrite` (DESIGN §5, §8): every index obligation of
-// a program (and of its transform) with its verdict and time; Alive-style
-// scalar rewrites in Z3's FPA theory.
-#include <algorithm>
+// `stax prove` (DESIGN §5, §8): every index obligation of a program (and of
+// its transform) with its verdict and time.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/subcommands.h"
+#include "experiments/median.h"
 #include "proofs/program_obligations.h"
-#include "proofs/rewrite.h"
-#include "semantics/parser.h"
 #include "transforms/transform.h"
 
 namespace stax::cli {
@@ -18,6 +19,7 @@ using namespace stax::sem;
 using proofs::Consequence;
 using proofs::Obligation;
 using proofs::ProofVerdict;
+using experiments::median;
 
 namespace {
 
@@ -72,22 +74,12 @@ void print_listed(const Listed& l) {
   if (l.v.kind != ProofVerdict::Proved) std::printf("           => %s\n", disposition(l).c_str());
 }
 
-double median(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-}
-
 }  // namespace
 
 int prove_command(const ProveOptions& o) {
-  ParseResult pr = parse_file(o.file);
-  if (auto* d = std::get_if<Diag>(&pr)) {
-    std::cerr << d->str() << "\n";
-    return 2;
-  }
-  const Program& prog = std::get<Program>(pr);
+  auto loaded = load_program(o.file);
+  if (!loaded) return 2;
+  const Program& prog = *loaded;
   proofs::ProofOptions po;
   po.timeout_ms = o.timeout_ms;
   std::vector<Listed> all;
@@ -96,16 +88,13 @@ int prove_command(const ProveOptions& o) {
     all.push_back({"program", std::move(ob), std::move(v)});
   }
   if (!o.transform.empty()) {
-    auto steps = xform::parse_pipeline(o.transform);
-    if (auto* e = std::get_if<std::string>(&steps)) {
-      std::cerr << "error: --transform: " << *e << "\n";
-      return 2;
-    }
+    auto steps = pipeline_steps(o.transform);
+    if (!steps) return 2;
     xform::Context ctx;
     proofs::ProofLog log;  // the side conditions the transforms discharge
     xform::Result r;
     try {
-      r = xform::run_pipeline(prog, std::get<std::vector<xform::Step>>(steps), ctx);
+      r = xform::run_pipeline(prog, *steps, ctx);
     } catch (const xform::TransformError& e) {
       std::cerr << "error: " << e.message << "\n";
       return 2;
@@ -153,61 +142,14 @@ int prove_command(const ProveOptions& o) {
   return rc;
 }
 
-int rewrite_command(const RewriteOptions& o) {
-  auto dt = dtype_from_name(o.dtype);
-  if (!dt || !is_float(*dt)) {
-    std::cerr << "error: --dtype expects f16, bf16, f32 or f64, got '" << o.dtype << "'\n";
-    return 2;
-  }
-  proofs::RewriteOptions ro;
-  ro.dtype = *dt;
-  ro.timeout_ms = o.timeout_ms;
-  ro.half_in_f32 = o.half_in_f32;
-  auto r = proofs::check_rewrite(o.rule, ro);
-  if (auto* e = std::get_if<std::string>(&r)) {
-    std::cerr << *e << "\n";
-    return 2;
-  }
-  const proofs::RewriteResult& res = std::get<proofs::RewriteResult>(r);
-  const ProofVerdict& v = res.verdict;
-  int rc = v.kind == ProofVerdict::Proved ? 0 : v.kind == ProofVerdict::Refuted ? 1 : 3;
-  std::string arith = is_half(*dt) && o.half_in_f32 ? "computed in f32, rounded to " + o.dtype + " once"
-                                                    : "every op rounded to " + o.dtype + ", nearest even";
-  if (o.json) {
-    nlohmann::json j;
-    j["rule"] = o.rule;
-    j["lhs"] = res.lhs;
-    j["rhs"] = res.rhs;
-    j["dtype"] = o.dtype;
-    j["arithmetic"] = arith;
-    j["vars"] = res.vars;
-    j["uninterpreted"] = res.uninterpreted;
-    j["verdict"] = std::string(proofs::verdict_name(v.kind));
-    j["ms"] = v.ms;
-    if (!v.reason.empty()) j["reason"] = v.reason;
-    if (v.kind == ProofVerdict::Refuted) {
-      nlohmann::json in = nlohmann::json::object();
-      for (const auto& x : res.inputs) in[x.name] = {{"decimal", x.decimal}, {"hex", x.hex}};
-      j["counterexample"] = {{"inputs", in}, {"lhs", res.lhs_value}, {"rhs", res.rhs_value},
-                             {"confirmed_by_interpreter", res.confirmed}};
-    }
-    j["exit"] = rc;
-    std::cout << j.dump(2) << "\n";
-    return rc;
-  }
-  std::printf("%s => %s   [%s: %s]\n", res.lhs.c_str(), res.rhs.c_str(), o.dtype.c_str(), arith.c_str());
-  if (!res.uninterpreted.empty()) {
-    std::string u;
-    for (const std::string& s : res.uninterpreted) u += (u.empty() ? "" : ", ") + s;
-    std::printf("uninterpreted: %s (no FPA counterpart)\n", u.c_str());
-  }
-  std::printf("%s in %s\n", std::string(proofs::verdict_name(v.kind)).c_str(), ms_text(v.ms).c_str());
-  if (v.kind == ProofVerdict::Refuted) {
-    for (const auto& x : res.inputs) std::printf("  %s = %s (%s)\n", x.name.c_str(), x.decimal.c_str(), x.hex.c_str());
-    std::printf("  lhs = %s\n  rhs = %s\n", res.lhs_value.c_str(), res.rhs_value.c_str());
-  }
-  if (!v.reason.empty()) std::printf("  %s\n", v.reason.c_str());
-  return rc;
+Subcommand register_prove(CLI::App& app) {
+  auto o = std::make_shared<ProveOptions>();
+  auto* pr = app.add_subcommand("prove", "Discharge every index obligation of a program with Z3 (DESIGN §5)");
+  pr->add_option("file", o->file, "program (.stx)")->required();
+  pr->add_option("--transform", o->transform, "also T(P) and the side conditions the transforms check");
+  pr->add_option("--timeout-ms", o->timeout_ms, "per obligation");
+  pr->add_flag("--json", o->json, "one JSON document");
+  return {pr, [o] { return prove_command(*o); }};
 }
 
 }  // namespace stax::cli

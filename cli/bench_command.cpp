@@ -1,90 +1,29 @@
-// Backends from the command line: `stax run --backend cpu`, the backend half
-// of `stax check --backend cpu`, and `stax bench` (DESIGN §8, issue 6).
+// `stax bench` (DESIGN §8, issue 6): per compiled kernel, JIT compile time,
+// median run time and bandwidth against a plain copy of the same bytes.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/thread_pool.h"
 #include "cli/commands.h"
-#include "oracle/input_gen.h"
-#include "semantics/printer.h"
+#include "cli/common.h"
+#include "cli/subcommands.h"
+#include "experiments/median.h"
+#include "oracle/checker.h"
 #include "semantics/random_inputs.h"
-#include "transforms/transform.h"
 
 namespace stax::cli {
 
 using namespace stax::sem;
 using json = nlohmann::json;
-
-std::optional<xform::Result> apply_transforms(const Program& p, const std::string& spec) {
-  auto steps = xform::parse_pipeline(spec);
-  if (auto* e = std::get_if<std::string>(&steps)) {
-    std::cerr << "error: --transform: " << *e << "\n";
-    return std::nullopt;
-  }
-  try {
-    xform::Context ctx;
-    return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
-  } catch (const xform::TransformError& e) {
-    std::cerr << "error: " << e.message << "\n";
-    return std::nullopt;
-  }
-}
-
-IeeeOutcome run_on_backend(const std::string& backend, const Program& p, const Inputs& in, int threads) {
-  if (backend == "interp") return eval_ieee(p, in);
-  if (backend == "cpu") return backends::cpu::run(p, in, {threads});
-  throw std::invalid_argument("unknown backend '" + backend + "' (known: interp, cpu)");
-}
-
-int backend_check(const std::string& backend, const Program& p, int trials, uint64_t seed, int threads, bool js) {
-  json report = {{"backend", backend}, {"trials", trials}};
-  try {
-    backends::cpu::CompiledProgram cp(p, {threads});
-    for (int t = 0; t < trials; ++t) {
-      oracle::InputKind kind = oracle::kInputKinds[size_t(t) % std::size(oracle::kInputKinds)];
-      Inputs in = oracle::generate_inputs(p, kind, seed + uint64_t(t));
-      IeeeOutcome ref = eval_ieee(p, in);
-      IeeeOutcome got = cp.run(in);
-      if (auto diff = oracle::outcome_difference(p, ref, got)) {
-        report["verdict"] = "mismatch";
-        report["trial"] = t;
-        report["inputs"] = std::string(oracle::input_kind_name(kind));
-        report["difference"] = *diff;
-        if (js) std::cout << report.dump(2) << "\n";
-        else
-          std::cout << "backend " << backend << ": MISMATCH with the interpreter on T(P), trial " << t << " ("
-                    << oracle::input_kind_name(kind) << " inputs, seed " << seed + uint64_t(t) << ")\n  " << *diff
-                    << "\n";
-        return 1;
-      }
-    }
-  } catch (const ResourceError& e) {
-    std::cerr << "error: " << e.message << "\n";
-    return 2;
-  } catch (const backends::cpu::CompileError& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 2;
-  }
-  report["verdict"] = "identical";
-  if (js) std::cout << report.dump(2) << "\n";
-  else
-    std::cout << "backend " << backend << ": bit-identical to the interpreter on T(P) (" << trials
-              << " input sets, NaN and ⊥ included)\n";
-  return 0;
-}
+using experiments::median;
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 /// Median time of a parallel memcpy moving `bytes` in all (half read, half
 /// written), split like a kernel's range over the same threads.
@@ -128,7 +67,7 @@ int bench_command(const BenchOptions& o) {
     p = std::move(r->program);
   }
   Inputs in;
-  if (!read_inputs(p, o.inputs, in)) return 2;
+  if (!read_inputs(o.inputs, in)) return 2;
   for (auto& [name, t] : random_inputs(p, o.seed))
     if (!in.count(name)) in[name] = std::move(t);
   if (auto err = check_inputs(p, in)) {
@@ -211,6 +150,22 @@ int bench_command(const BenchOptions& o) {
     std::cerr << "internal error: " << e.what() << "\n";
     return 2;
   }
+}
+
+Subcommand register_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* b = app.add_subcommand("bench", "Time each compiled kernel against a plain copy of the same bytes");
+  b->add_option("file", o->file, "program (.stx)")->required();
+  b->add_option("--transform", o->transform, "pipeline applied first, e.g. interleave-lanes:w=16");
+  b->add_option("--backend", o->backend, "cpu or interp");
+  b->add_option("--input", o->inputs, "NAME=FILE.npy (others drawn from --random-inputs)");
+  b->add_option("--random-inputs", o->seed, "seed of the drawn inputs");
+  b->add_option("--threads", o->threads, "threads (0: all)");
+  b->add_option("--repeats", o->repeats, "timed runs (the median is reported)");
+  b->add_option("--opt-level", o->opt_level, "LLVM pipeline O0..O3")->check(CLI::Range(0, 3));
+  b->add_flag("--dump-ir", o->dump_ir, "print each kernel's optimised LLVM IR to stderr");
+  b->add_flag("--json", o->json, "one JSON document");
+  return {b, [o] { return bench_command(*o); }};
 }
 
 }  // namespace stax::cli

@@ -1,0 +1,79 @@
+#include "cli/common.h"
+
+#include <iostream>
+#include <stdexcept>
+
+#include "backends/cpu/cpu_backend.h"
+#include "semantics/npy.h"
+#include "semantics/parser.h"
+
+namespace stax::cli {
+
+using namespace stax::sem;
+
+std::optional<Program> load_program(const std::string& file) {
+  ParseResult r = parse_file(file);
+  if (auto* d = std::get_if<Diag>(&r)) {
+    std::cerr << d->str() << "\n";
+    return std::nullopt;
+  }
+  return std::get<Program>(std::move(r));
+}
+
+bool read_inputs(const std::vector<std::string>& specs, Inputs& in) {
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "error: --input expects NAME=FILE.npy, got '" << spec << "'\n";
+      return false;
+    }
+    auto r = read_npy(spec.substr(eq + 1));
+    if (auto* e = std::get_if<std::string>(&r)) {
+      std::cerr << "error: " << *e << "\n";
+      return false;
+    }
+    in[spec.substr(0, eq)] = std::get<Tensor>(std::move(r));
+  }
+  return true;
+}
+
+std::optional<std::vector<xform::Step>> pipeline_steps(const std::string& spec) {
+  auto r = xform::parse_pipeline(spec);
+  if (auto* e = std::get_if<std::string>(&r)) {
+    std::cerr << "error: --transform: " << *e << "\n";
+    return std::nullopt;
+  }
+  return std::get<std::vector<xform::Step>>(std::move(r));
+}
+
+std::optional<xform::Result> apply_transforms(const Program& p, const std::string& spec) {
+  auto steps = pipeline_steps(spec);
+  if (!steps) return std::nullopt;
+  try {
+    xform::Context ctx;
+    return xform::run_pipeline(p, *steps, ctx);
+  } catch (const xform::TransformError& e) {
+    std::cerr << "error: " << e.message << "\n";
+    return std::nullopt;
+  }
+}
+
+IeeeOutcome run_on_backend(const std::string& backend, const Program& p, const Inputs& in, int threads) {
+  if (backend == "interp") return eval_ieee(p, in);
+  if (backend == "cpu") return backends::cpu::run(p, in, {threads});
+  throw std::invalid_argument("unknown backend '" + backend + "' (known: interp, cpu)");
+}
+
+int emit_verdict(const oracle::Verdict& v, const Program& src, const Program& tgt, const std::string& what,
+                 bool json) {
+  if (json) std::cout << oracle::verdict_json(v, src, tgt, what).dump(2) << "\n";
+  else std::cout << oracle::format_verdict(v, src, tgt, what);
+  switch (v.status) {
+    case oracle::Status::Verified: return 0;
+    case oracle::Status::Counterexample: return 1;
+    case oracle::Status::NotCheckable: return 3;
+  }
+  return 2;
+}
+
+}  // namespace stax::cli

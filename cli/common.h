@@ -1,0 +1,41 @@
+// Helpers the subcommands of `stax` share: loading a program, reading
+// --input files, applying a --transform pipeline, running a backend, and
+// printing a verdict. Every user error is printed here (with file:line:col
+// where there is one) and returned as nullopt or false, never thrown.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oracle/checker.h"
+#include "semantics/evaluator.h"
+#include "transforms/transform.h"
+
+namespace stax::cli {
+
+/// Parses a program; prints the diagnostic (file:line:col) and returns
+/// nullopt on error.
+std::optional<sem::Program> load_program(const std::string& file);
+/// Reads --input NAME=FILE.npy pairs into `in`; messages go to stderr.
+bool read_inputs(const std::vector<std::string>& specs, sem::Inputs& in);
+
+/// Parses a --transform pipeline; prints the error and returns nullopt on a
+/// malformed one.
+std::optional<std::vector<xform::Step>> pipeline_steps(const std::string& spec);
+/// Applies a --transform pipeline; prints the error and returns nullopt on a
+/// bad pipeline or bad parameters.
+std::optional<xform::Result> apply_transforms(const sem::Program& p, const std::string& spec);
+
+/// Runs a program on a backend ("interp" or "cpu"). Throws
+/// std::invalid_argument for an unknown backend and
+/// backends::cpu::CompileError for an internal code generation error.
+sem::IeeeOutcome run_on_backend(const std::string& backend, const sem::Program& p, const sem::Inputs& in,
+                                int threads);
+
+/// Prints a verdict (prose, or one JSON document) and returns its exit code:
+/// 0 verified, 1 counterexample, 3 not checkable.
+int emit_verdict(const oracle::Verdict& v, const sem::Program& src, const sem::Program& tgt,
+                 const std::string& what, bool json);
+
+}  // namespace stax::cli
