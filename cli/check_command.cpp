@@ -1,6 +1,6 @@
 // `stax check` (DESIGN §8): P against T(P) by the class the pipeline
 // declares, no tolerance; with --backend cpu also the compiled T(P) against
-// the interpreter on T(P), bit for bit (issue 6).
+// the interpreter on T(P), bit for bit (DESIGN §8).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>

@@ -144,7 +144,7 @@ struct FuzzCommandOptions {
   bool quiet = false;
   bool json = false;
 };
-/// A differential fuzzing campaign (issue 7). Exit 1 when it holds findings.
+/// A differential fuzzing campaign (DESIGN §8). Exit 1 when it holds findings.
 int fuzz_command(const FuzzCommandOptions& o);
 
 struct FuzzReportOptions {

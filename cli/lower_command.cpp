@@ -1,4 +1,4 @@
-// `stax lower` (DESIGN §8, issue 8): an operator-level graph to the core
+// `stax lower` (DESIGN §8; seed 6.1–6.8): an operator-level graph to the core
 // language with the policies of seed 6.1-6.8; `--check` compares the policy
 // lowering (and its loop-merged form) with the eager lowering, the graph's
 // reference semantics, through the no-tolerance oracle (Theorem 6.1).

@@ -1,4 +1,4 @@
-// seed 6.5 / DESIGN §4 / issue 4: the error of an f32 sum of n values under
+// seed 6.5 / DESIGN §4: the error of an f32 sum of n values under
 // five summation orders, each written as a core-language transform of
 // `red(sum, 0.0, [n], x)`, against the exact (MPFR) sum; the worst-case bound
 // Σ γ(d_i)|a_i| of the order's reduction tree; their ratio. The text claims

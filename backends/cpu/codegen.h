@@ -1,4 +1,4 @@
-// Code generation of one kernel per binding (issue 6): a loop nest over the
+// Code generation of one kernel per binding (seed 6.6–6.8): a loop nest over the
 // binding's domain, with each lambda emitted through the Llvm domain of the
 // generic evaluator (semantics/lambda_eval.h) — the same instruction walk as
 // the Ieee domain, so an op added to the table breaks this build until it is

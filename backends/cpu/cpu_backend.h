@@ -1,4 +1,4 @@
-// The CPU backend (issue 6): a program is normalised (transforms/normalize,
+// The CPU backend (DESIGN §6): a program is normalised (transforms/normalize,
 // an exact transform), each binding becomes one JIT-compiled kernel
 // (codegen.h), and the kernels run in program order over a thread pool. The
 // result is bit-identical to the interpreter on the program — ⊥ included,
