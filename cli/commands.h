@@ -139,6 +139,7 @@ struct FuzzCommandOptions {
   int trials = 4;
   bool no_shrink = false;
   double shrink_seconds = 10;
+  double iteration_timeout = 600;
   std::string out_dir;  ///< write every finding's reproducer under DIR/finding-SEED/
   bool list_mutants = false;
   bool quiet = false;

@@ -73,6 +73,7 @@ oracle::CampaignOptions campaign_options(const FuzzCommandOptions& o) {
   if (o.count) c.count = *o.count;
   c.time_limit = o.time;
   c.jobs = o.jobs;
+  c.iteration_timeout = o.iteration_timeout;
   c.db = o.db;
   c.mutant = o.mutant;
   c.backends = o.backends;
@@ -308,7 +309,8 @@ Subcommand register_fuzz(CLI::App& app) {
   fzc->add_option("--seed", fz->seed, "first seed of the campaign's seed range (shards: disjoint ranges)");
   auto* count_opt = fzc->add_option("--count", *count, "programs (seeds) in the range");
   fzc->add_option("--time", fz->time, "stop after SEC seconds");
-  fzc->add_option("--jobs", fz->jobs, "worker processes");
+  fzc->add_option("--jobs", fz->jobs, "worker processes (a worker that crashes or hangs is a finding and restarts)");
+  fzc->add_option("--iteration-timeout", fz->iteration_timeout, "seconds before a running iteration counts as a hang");
   fzc->add_option("--db", fz->db, "SQLite database: parameters, counts, findings; an existing one is resumed");
   fzc->add_option("--mutant", fz->mutant, "activate a seeded bug (see --list-mutants)");
   fzc->add_option("--backends", fz->backends, "backends compared with the interpreter, e.g. interp,cpu");

@@ -317,52 +317,158 @@ class Collector {
   double last_progress_ = -1;
 };
 
-/// One worker: the seeds in this process.
-void run_here(const CampaignOptions& opt, const std::vector<BackendRunner>& runners, const std::set<uint64_t>& done,
-              const std::vector<uint64_t>& pending, Collector& c) {
-  uint64_t cursor = opt.seed;
-  for (size_t k = 0;; ++k) {
-    if (c.should_stop()) break;
-    uint64_t seed;
-    if (opt.count) {
-      if (k >= pending.size()) break;
-      seed = pending[k];
-    } else {
-      seed = next_open_seed(done, 1, cursor);
-    }
-    c.take(run_seed(seed, opt, runners));
-  }
+/// The record of an iteration that died or hung: the program and pipeline
+/// of its seed (generation is deterministic) and the command that runs that
+/// one seed again.
+json crash_record(uint64_t seed, const CampaignOptions& opt, const std::string& what, const std::string& message) {
+  IterationResult r;
+  r.seed = seed;
+  r.status = "finding";
+  r.note = message;
+  r.pipeline = join_steps(random_pipeline(seed, opt.fuzz));
+  r.backends.push_back("interp");
+  Finding f;
+  f.kind = FindingKind::Crash;
+  f.component = what;
+  f.pipeline = r.pipeline;
+  f.message = message;
+  f.program = generate_program(seed, opt.fuzz.gen);
+  r.finding = f;
+  Reproducer rep;
+  rep.stx = print_program(f.program);
+  rep.size_before = rep.size_after = rep.stx.size();
+  rep.command = "stax fuzz --seed " + std::to_string(seed) + " --count 1 --backends " + opt.backends +
+                (opt.mutant.empty() ? "" : " --mutant " + opt.mutant);
+  return record(r, rep, opt.mutant);
 }
 
-struct Worker {
-  pid_t pid;
-  int fd;
-  std::string buf;
-  bool open = true;
+/// Where a worker is in its share of the seeds: the next index into the
+/// pending list (a counted range) or the next cursor (an open range).
+struct Position {
+  size_t index = 0;
+  uint64_t cursor = 0;
 };
 
-/// In a forked worker: seeds k, k + jobs, ... of the range, one JSON record
-/// per line on `fd`, until the range ends or the parent stops reading.
-[[noreturn]] void worker_main(int k, int jobs, int fd, const CampaignOptions& opt,
+struct Worker {
+  int k = 0;
+  pid_t pid = -1;
+  int fd = -1;
+  std::string buf;
+  bool open = false;
+  std::optional<uint64_t> running;  ///< the seed it announced and has not finished
+  Position resume;                  ///< where to restart after `running`
+  Clock::time_point since = Clock::now();
+};
+
+/// In a forked worker: its share of the seeds from `at`. Before each seed a
+/// line {"start": seed, "index"/"cursor": where to resume after it}; then the
+/// seed's record; until the range ends or the parent stops reading.
+[[noreturn]] void worker_main(int jobs, int fd, Position at, const CampaignOptions& opt,
                               const std::vector<BackendRunner>& runners, const std::set<uint64_t>& done,
                               const std::vector<uint64_t>& pending) {
-  uint64_t cursor = opt.seed + uint64_t(k);
-  for (size_t i = size_t(k);; i += size_t(jobs)) {
+  for (;;) {
     uint64_t seed;
     if (opt.count) {
-      if (i >= pending.size()) break;
-      seed = pending[i];
+      if (at.index >= pending.size()) break;
+      seed = pending[at.index];
+      at.index += size_t(jobs);
     } else {
-      seed = next_open_seed(done, uint64_t(jobs), cursor);
+      seed = next_open_seed(done, uint64_t(jobs), at.cursor);
     }
+    json start = {{"start", seed}, {"index", at.index}, {"cursor", at.cursor}};
+    if (!write_all(fd, start.dump() + "\n")) break;
     if (!write_all(fd, run_seed(seed, opt, runners).dump() + "\n")) break;
   }
   ::close(fd);
   _exit(0);
 }
 
-/// Reads the workers' records until every pipe is closed or the campaign stops.
-void collect_from_workers(std::vector<Worker>& ws, Collector& c) {
+std::optional<std::string> start_worker(Worker& wk, int jobs, const CampaignOptions& opt,
+                                        const std::vector<BackendRunner>& runners, const std::set<uint64_t>& done,
+                                        const std::vector<uint64_t>& pending) {
+  int p[2];
+  if (pipe(p) != 0) return "pipe failed";
+  pid_t parent = getpid();
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    ::close(p[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(0);
+    worker_main(jobs, p[1], wk.resume, opt, runners, done, pending);
+  }
+  ::close(p[1]);
+  wk.pid = pid;
+  wk.fd = p[0];
+  wk.buf.clear();
+  wk.open = true;
+  wk.running.reset();
+  wk.since = Clock::now();
+  return std::nullopt;
+}
+
+/// Takes the complete lines a worker wrote: start announcements update its
+/// position, records go to the collector.
+void take_lines(Worker& wk, Collector& c) {
+  for (size_t nl; (nl = wk.buf.find('\n')) != std::string::npos;) {
+    std::string line = wk.buf.substr(0, nl);
+    wk.buf.erase(0, nl + 1);
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded()) continue;
+    if (j.contains("start")) {
+      wk.running = j["start"].get<uint64_t>();
+      wk.resume = {j["index"].get<size_t>(), j["cursor"].get<uint64_t>()};
+      wk.since = Clock::now();
+    } else if (!c.should_stop()) {
+      wk.running.reset();
+      c.take(j);
+    }
+  }
+}
+
+/// The text of how a worker ended: "" for a normal exit.
+std::string death_of(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : std::string());
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return "exit status " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+/// A worker's pipe closed or its iteration timed out: reaps it; an iteration
+/// it left unfinished is a crash (or hang) finding, and the worker restarts
+/// after that seed.
+std::optional<std::string> end_worker(Worker& wk, bool hung, int jobs, const CampaignOptions& opt,
+                                      const std::vector<BackendRunner>& runners, const std::set<uint64_t>& done,
+                                      const std::vector<uint64_t>& pending, Collector& c) {
+  if (hung) kill(wk.pid, SIGKILL);
+  ::close(wk.fd);
+  wk.open = false;
+  int status = 0;
+  waitpid(wk.pid, &status, 0);
+  if (!wk.running || c.should_stop()) return std::nullopt;
+  std::string how = hung ? "hang" : death_of(status);
+  if (how.empty()) how = "exit before the end of its iteration";
+  std::string message = hung ? "the iteration ran past " + std::to_string(int64_t(opt.iteration_timeout)) + " s"
+                             : "the iteration died: " + how;
+  c.take(crash_record(*wk.running, opt, hung ? "hang" : how, message));
+  return start_worker(wk, jobs, opt, runners, done, pending);
+}
+
+/// `jobs` forked workers (seeds are dealt round-robin); this process writes
+/// the database and survives any worker's crash or hang.
+std::optional<std::string> run_workers(int jobs, const CampaignOptions& opt, const std::vector<BackendRunner>& runners,
+                                       const std::set<uint64_t>& done, const std::vector<uint64_t>& pending,
+                                       Collector& c) {
+  std::vector<Worker> ws(static_cast<size_t>(jobs));
+  for (int k = 0; k < jobs; ++k) {
+    ws[size_t(k)].k = k;
+    ws[size_t(k)].resume = {size_t(k), opt.seed + uint64_t(k)};
+    if (auto e = start_worker(ws[size_t(k)], jobs, opt, runners, done, pending)) return e;
+  }
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<size_t> who;
@@ -373,52 +479,24 @@ void collect_from_workers(std::vector<Worker>& ws, Collector& c) {
       }
     if (fds.empty() || c.should_stop()) break;
     int n = poll(fds.data(), fds.size(), 200);
-    if (n < 0) continue;
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    for (size_t i = 0; n >= 0 && i < fds.size(); ++i) {
       Worker& wk = ws[who[i]];
+      bool hung = wk.running && std::chrono::duration<double>(Clock::now() - wk.since).count() > opt.iteration_timeout;
+      if (!hung && !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char tmp[65536];
-      ssize_t got = ::read(wk.fd, tmp, sizeof tmp);
-      if (got <= 0) {
-        wk.open = false;
+      ssize_t got = hung ? 0 : ::read(wk.fd, tmp, sizeof tmp);
+      if (got > 0) {
+        wk.buf.append(tmp, size_t(got));
+        take_lines(wk, c);
         continue;
       }
-      wk.buf.append(tmp, size_t(got));
-      for (size_t nl; (nl = wk.buf.find('\n')) != std::string::npos;) {
-        std::string line = wk.buf.substr(0, nl);
-        wk.buf.erase(0, nl + 1);
-        json j = json::parse(line, nullptr, false);
-        if (!j.is_discarded() && !c.should_stop()) c.take(j);
-      }
+      if (auto e = end_worker(wk, hung, jobs, opt, runners, done, pending, c)) return e;
     }
     c.progress();
   }
-}
-
-/// `jobs` forked workers (seeds are dealt round-robin); this process writes.
-std::optional<std::string> run_workers(int jobs, const CampaignOptions& opt, const std::vector<BackendRunner>& runners,
-                                       const std::set<uint64_t>& done, const std::vector<uint64_t>& pending,
-                                       Collector& c) {
-  std::vector<Worker> ws;
-  pid_t parent = getpid();
-  for (int k = 0; k < jobs; ++k) {
-    int p[2];
-    if (pipe(p) != 0) return "pipe failed";
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid < 0) return "fork failed";
-    if (pid == 0) {
-      ::close(p[0]);
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(0);
-      worker_main(k, jobs, p[1], opt, runners, done, pending);
-    }
-    ::close(p[1]);
-    ws.push_back({pid, p[0], {}, true});
-  }
-  collect_from_workers(ws, c);
   for (Worker& wk : ws) {
-    if (wk.open) kill(wk.pid, SIGKILL);
+    if (!wk.open) continue;
+    kill(wk.pid, SIGKILL);
     ::close(wk.fd);
     waitpid(wk.pid, nullptr, 0);
   }
@@ -444,8 +522,7 @@ std::optional<std::string> run_campaign(const CampaignOptions& in, const std::ve
 
   Collector c(db, opt, out, stored_findings, elapsed_before);
   int jobs = std::max(1, opt.jobs);
-  if (jobs == 1) run_here(opt, runners, done, pending, c);
-  else if (auto e = run_workers(jobs, opt, runners, done, pending, c)) return e;
+  if (auto e = run_workers(jobs, opt, runners, done, pending, c)) return e;
   c.finish();
 
   out.findings = count_findings(db);

@@ -22,13 +22,17 @@ struct CampaignOptions {
   uint64_t seed = 1;                ///< first seed
   std::optional<uint64_t> count;    ///< seeds in the range; none: open range, needs time_limit
   double time_limit = 0;            ///< seconds (0: none)
-  int jobs = 1;                     ///< worker processes (1: in this process)
+  int jobs = 1;                     ///< forked worker processes (at least one)
   std::string db;                   ///< the database file ("" : in memory)
   std::string mutant;               ///< recorded; the caller activates it
   std::string backends = "interp";  ///< recorded
   FuzzOptions fuzz;
   bool progress = false;         ///< a live line on stderr
   int stop_after_findings = 0;   ///< stop once this many findings are stored (0: never)
+  /// An iteration still running after this many seconds is killed and
+  /// recorded as a hang; a worker that dies records a crash. Either way the
+  /// campaign restarts the worker after that seed and goes on.
+  double iteration_timeout = 600;
 };
 
 struct CampaignSummary {

@@ -35,12 +35,6 @@ double transform_weight(const std::string& name) {
   return 1.0;
 }
 
-std::string join_steps(const std::vector<xform::Step>& steps) {
-  std::string s;
-  for (const xform::Step& st : steps) s += (s.empty() ? "" : ",") + st.text;
-  return s;
-}
-
 /// The oracle on one input set: malformed target, interface, then values by class.
 std::optional<std::string> judge(const Program& src, const Program& tgt, xform::SemClass cls, const Inputs& in) {
   if (auto m = malformed(tgt)) return "target program is malformed: " + *m;
@@ -72,7 +66,20 @@ std::vector<Inputs> trial_inputs(const Program& p, uint64_t seed, int trials) {
 
 }  // namespace
 
-std::string_view finding_kind_name(FindingKind k) { return k == FindingKind::Transform ? "transform" : "backend"; }
+std::string join_steps(const std::vector<xform::Step>& steps) {
+  std::string s;
+  for (const xform::Step& st : steps) s += (s.empty() ? "" : ",") + st.text;
+  return s;
+}
+
+std::string_view finding_kind_name(FindingKind k) {
+  switch (k) {
+    case FindingKind::Transform: return "transform";
+    case FindingKind::Backend: return "backend";
+    case FindingKind::Crash: return "crash";
+  }
+  return "?";
+}
 
 std::vector<xform::Step> random_pipeline(uint64_t seed, const FuzzOptions& opt) {
   Rng rng(seed * 0x9e3779b97f4a7c15ull + 0x243f6a8885a308d3ull);

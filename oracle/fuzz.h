@@ -45,7 +45,9 @@ struct FuzzOptions {
   double shrink_seconds = 10;
 };
 
-enum class FindingKind { Transform, Backend };
+/// Crash: the iteration itself died (a signal, an abort, a sanitizer report)
+/// or ran past the campaign's iteration timeout (a hang).
+enum class FindingKind { Transform, Backend, Crash };
 std::string_view finding_kind_name(FindingKind k);
 
 struct Finding {
@@ -84,6 +86,8 @@ struct IterationResult {
 /// A random pipeline for a seed: 1..max_steps registered transforms with
 /// random parameters, often after `normalize` (merge-loops needs kernels).
 std::vector<xform::Step> random_pipeline(uint64_t seed, const FuzzOptions& opt);
+/// A pipeline as `--transform` takes it.
+std::string join_steps(const std::vector<xform::Step>& steps);
 
 /// The iteration for `seed`: deterministic (same seed, options, runners and
 /// active mutant: same result). Findings are not shrunk here (see shrink_finding).

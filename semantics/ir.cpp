@@ -1,5 +1,7 @@
 #include "semantics/ir.h"
 
+#include "semantics/index_eval.h"
+
 #include "semantics/views.h"
 
 #include <cfenv>
@@ -262,36 +264,63 @@ bool IndexMap::operator==(const IndexMap& o) const {
 }
 
 namespace {
-// Linear form of an index expression: coefficients per variable and constant.
-// Coefficients that overflow int64 make the form not affine (no UB).
-bool linearize(const IExpr& e, std::vector<int64_t>& coef, int64_t& c, int64_t scale) {
-  int64_t t = 0;
-  switch (e->kind) {
-    case IExprNode::Kind::Const:
-      return !__builtin_mul_overflow(scale, e->value, &t) && !__builtin_add_overflow(c, t, &c);
-    case IExprNode::Kind::Var:
-      if (e->value < 0 || e->value >= int64_t(coef.size())) return false;
-      return !__builtin_add_overflow(coef[size_t(e->value)], scale, &coef[size_t(e->value)]);
-    case IExprNode::Kind::Add:
-      return linearize(e->args[0], coef, c, scale) && linearize(e->args[1], coef, c, scale);
-    case IExprNode::Kind::Sub:
-      return linearize(e->args[0], coef, c, scale) && !__builtin_sub_overflow(int64_t(0), scale, &t) &&
-             linearize(e->args[1], coef, c, t);
-    case IExprNode::Kind::Mul:
-      return !__builtin_mul_overflow(scale, e->value, &t) && linearize(e->args[0], coef, c, t);
-    default: return false;
+
+/// The affine domain of the index evaluator (index_eval.h): coefficients per
+/// variable and a constant, or nothing for floor division, modulo, loads and
+/// coefficients that overflow int64 (no UB).
+struct AffineDomain {
+  struct Row {
+    std::vector<int64_t> coef;
+    int64_t c = 0;
+  };
+  using Value = std::optional<Row>;
+  size_t rank;
+
+  Value constant(const IExprNode&, int64_t v) { return Row{std::vector<int64_t>(rank, 0), v}; }
+  Value var(const IExprNode&, int64_t k) {
+    if (k < 0 || size_t(k) >= rank) return std::nullopt;
+    Row r{std::vector<int64_t>(rank, 0), 0};
+    r.coef[size_t(k)] = 1;
+    return r;
   }
-}
+  Value add(const IExprNode&, Value a, const Value& b) { return combine(std::move(a), b, 1); }
+  Value sub(const IExprNode&, Value a, const Value& b) { return combine(std::move(a), b, -1); }
+  Value mul(const IExprNode&, int64_t k, Value a) {
+    if (!a) return a;
+    for (int64_t& x : a->coef)
+      if (__builtin_mul_overflow(x, k, &x)) return std::nullopt;
+    if (__builtin_mul_overflow(a->c, k, &a->c)) return std::nullopt;
+    return a;
+  }
+  Value floordiv(const IExprNode&, const Value&, int64_t) { return std::nullopt; }
+  Value mod(const IExprNode&, const Value&, int64_t) { return std::nullopt; }
+  template <class F>
+  Value load(const IExprNode&, F&&) {
+    return std::nullopt;
+  }
+  static Value combine(Value a, const Value& b, int64_t sign) {
+    if (!a || !b) return std::nullopt;
+    for (size_t k = 0; k < a->coef.size(); ++k) {
+      int64_t t = 0;
+      if (__builtin_mul_overflow(b->coef[k], sign, &t) || __builtin_add_overflow(a->coef[k], t, &a->coef[k]))
+        return std::nullopt;
+    }
+    int64_t t = 0;
+    if (__builtin_mul_overflow(b->c, sign, &t) || __builtin_add_overflow(a->c, t, &a->c)) return std::nullopt;
+    return a;
+  }
+};
+
 }  // namespace
 
 std::optional<Affine> as_affine(const IndexMap& m, int result_rank) {
   Affine af;
   for (const IExpr& e : m.exprs) {
-    std::vector<int64_t> row(size_t(result_rank), 0);
-    int64_t c = 0;
-    if (!linearize(e, row, c, 1)) return std::nullopt;
-    af.a.push_back(std::move(row));
-    af.c.push_back(c);
+    AffineDomain dom{size_t(std::max(result_rank, 0))};
+    AffineDomain::Value row = eval_iexpr(e, dom);
+    if (!row) return std::nullopt;
+    af.a.push_back(std::move(row->coef));
+    af.c.push_back(row->c);
   }
   return af;
 }

@@ -27,6 +27,15 @@ int64_t mapping_count() {
   return n;
 }
 
+/// Resident memory in KiB (VmRSS).
+int64_t resident_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  return -1;
+}
+
 /// A program whose kernel text is distinct for every k.
 Program distinct_program(int k) {
   return test::parse_ok("input x : f32[64]\nlet y = map(fn(a) => add(mul(a, " + std::to_string(k) +
@@ -57,12 +66,14 @@ TEST_CASE("jit cache: bounded, releases evicted kernels, keeps those still held"
   cpu::CompiledProgram held(held_p, {1, false, 0});
 
   compile_range(0, 100);  // warm-up: allocator pools, LLVM's own tables
-  int64_t maps0 = mapping_count();
-  compile_range(100, 700);
-  int64_t maps1 = mapping_count();
+  int64_t maps0 = mapping_count(), rss0 = resident_kib();
+  compile_range(100, 2100);
+  int64_t maps1 = mapping_count(), rss1 = resident_kib();
   CHECK(jit.cached_count() <= 16);
-  INFO("mappings after 100 compiles: " << maps0 << ", after 700: " << maps1);
+  INFO("mappings after 100 compiles: " << maps0 << ", after 2,100: " << maps1 << "; resident " << rss0 << " -> "
+                                       << rss1 << " KiB");
   CHECK(maps1 - maps0 < 60);
+  CHECK(rss1 - rss0 < 32 * 1024);
 
   // The held kernel was evicted from the cache long ago; its code lives on.
   Inputs in;
