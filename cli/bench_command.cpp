@@ -77,7 +77,7 @@ int bench_command(const BenchOptions& o) {
   int threads = backends::cpu::resolve_threads(o.threads);
   json out = {{"file", o.file}, {"transform", o.transform}, {"backend", o.backend}, {"threads", threads},
               {"repeats", o.repeats}};
-  try {
+  return exit_on_backend_error([&]() -> int {
     if (o.backend == "interp") {
       std::vector<double> ms;
       for (int r = 0; r <= o.repeats; ++r) {
@@ -143,13 +143,7 @@ int bench_command(const BenchOptions& o) {
       std::printf("total %.3f ms (median of %d, %d threads); output bits: %s\n", median(total), o.repeats, threads,
                   out["bits"].get<std::string>().c_str());
     return diff ? 1 : 0;
-  } catch (const ResourceError& e) {
-    std::cerr << "error: " << e.message << "\n";
-    return 2;
-  } catch (const backends::cpu::CompileError& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 2;
-  }
+  });
 }
 
 Subcommand register_bench(CLI::App& app) {

@@ -24,7 +24,7 @@ namespace {
 /// `trials` input sets; prints the first difference. Exit code as check.
 int backend_check(const std::string& backend, const Program& p, int trials, uint64_t seed, int threads, bool js) {
   json report = {{"backend", backend}, {"trials", trials}};
-  try {
+  int failed = exit_on_backend_error([&]() -> int {
     backends::cpu::CompiledProgram cp(p, {threads});
     for (int t = 0; t < trials; ++t) {
       oracle::InputKind kind = oracle::kInputKinds[size_t(t) % std::size(oracle::kInputKinds)];
@@ -44,13 +44,9 @@ int backend_check(const std::string& backend, const Program& p, int trials, uint
         return 1;
       }
     }
-  } catch (const ResourceError& e) {
-    std::cerr << "error: " << e.message << "\n";
-    return 2;
-  } catch (const backends::cpu::CompileError& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
-    return 2;
-  }
+    return 0;
+  });
+  if (failed) return failed;
   report["verdict"] = "identical";
   if (js) std::cout << report.dump(2) << "\n";
   else

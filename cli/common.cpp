@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/jit.h"
 #include "semantics/npy.h"
 #include "semantics/parser.h"
 
@@ -74,6 +75,18 @@ int emit_verdict(const oracle::Verdict& v, const Program& src, const Program& tg
     case oracle::Status::NotCheckable: return 3;
   }
   return 2;
+}
+
+int exit_on_backend_error(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const ResourceError& e) {
+    std::cerr << "error: " << e.message << "\n";
+    return 2;
+  } catch (const backends::cpu::CompileError& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 2;
+  }
 }
 
 }  // namespace stax::cli

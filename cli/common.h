@@ -4,6 +4,7 @@
 // where there is one) and returned as nullopt or false, never thrown.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,5 +38,9 @@ sem::IeeeOutcome run_on_backend(const std::string& backend, const sem::Program& 
 /// 0 verified, 1 counterexample, 3 not checkable.
 int emit_verdict(const oracle::Verdict& v, const sem::Program& src, const sem::Program& tgt,
                  const std::string& what, bool json);
+
+/// Runs `body` (an exit code); a size limit (sem::ResourceError) or a
+/// backend's internal compile error is reported on stderr and gives exit 2.
+int exit_on_backend_error(const std::function<int()>& body);
 
 }  // namespace stax::cli

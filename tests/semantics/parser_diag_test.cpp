@@ -10,25 +10,13 @@
 
 #include "semantics/ir.h"
 #include "semantics/parser.h"
+#include "tests/semantics/parser_fixture.h"
 #include "tests/test_util.h"
 
 using namespace stax::sem;
+using namespace stax::test::parser;
 using stax::test::bexpr;
 
-namespace {
-
-Program parse_ok(const std::string& src) { return stax::test::parse_ok(src, "t.stx"); }
-
-Diag parse_bad(const std::string& src) {
-  ParseResult r = parse_program(src, "t.stx");
-  if (std::holds_alternative<Program>(r)) FAIL("expected a diagnostic, but it parsed:\n" << src);
-  return std::get<Diag>(r);
-}
-
-const std::string P =
-    "input x : f32[2, 3]\ninput y : f32[2, 3]\ninput n : i32[2, 3]\ninput idx : i64[4]\ninput b : bool[2, 3]\n";
-
-}  // namespace
 // -------------------------------------------------------------- diagnostics
 
 namespace {
