@@ -171,7 +171,7 @@ Shape infer_reshape(const Shape& src, std::vector<int64_t> s) {
 
 Expr binary(const Args& a, ScalarOp op, Promo promo, std::optional<json> alpha = std::nullopt) {
   return pointwise({a.operand(0), a.operand(1)}, promo,
-                   [op, alpha](LambdaBuilder& lb, const std::vector<int32_t>& v, DType t) {
+                   [op, alpha](BodyBuilder& lb, const std::vector<int32_t>& v, DType t) {
                      int32_t y = v[1];
                      if (alpha) y = lb.op(ScalarOp::Mul, {y, lb.konst(const_of(*alpha, t))});
                      return lb.op(op, {v[0], y});
@@ -196,7 +196,7 @@ Expr matmul_red(const Expr& a, const Expr& b, bool batched) {
   std::vector<IExpr> ea = batched ? std::vector<IExpr>{ivar(bi), ivar(i), ivar(kk)} : std::vector<IExpr>{ivar(i), ivar(kk)};
   std::vector<IExpr> eb = batched ? std::vector<IExpr>{ivar(bi), ivar(kk), ivar(j)} : std::vector<IExpr>{ivar(kk), ivar(j)};
   Expr prod = pointwise({{view_of(a, dom, ea), {}}, {view_of(b, dom, eb), {}}}, Promo::Default,
-                        [](LambdaBuilder& lb, const std::vector<int32_t>& v, DType) { return lb.op(ScalarOp::Mul, {v[0], v[1]}); });
+                        [](BodyBuilder& lb, const std::vector<int32_t>& v, DType) { return lb.op(ScalarOp::Mul, {v[0], v[1]}); });
   Shape out(dom.begin(), dom.end() - 1);
   return make_expr({prod->type.dtype, out}, RedE{RedOp::Sum, red_init(RedOp::Sum, prod->type.dtype), {k}, prod});
 }
@@ -227,7 +227,7 @@ Expr concat(const Args& a) {
   }
   // Each piece is read at (i_dim - o_k) mod s_k: always in range, and equal to
   // i_dim - o_k where its mask o_k <= i_dim < o_{k+1} holds.
-  LambdaBuilder lb;
+  BodyBuilder lb;
   std::vector<Expr> args;
   args.push_back(make_expr({DType::I64, out}, IotaE{int(dim)}));
   int32_t i = lb.param(DType::I64);
@@ -309,7 +309,7 @@ Expr arange(const Args& a) {
   DType t = a.dtype_kw().value_or(DType::I64);
   Expr r = make_expr({DType::I64, {n}}, IotaE{0});
   if (start != 0 || step != 1) {
-    LambdaBuilder lb;
+    BodyBuilder lb;
     int32_t i = lb.param(DType::I64);
     int32_t v = lb.op(ScalarOp::Mul, {i, lb.konst(Const::i64(step))});
     lb.op(ScalarOp::Add, {v, lb.konst(Const::i64(start))});
@@ -330,7 +330,7 @@ using Rule = std::function<Expr(const Args&)>;
 Rule unary_op(ScalarOp op, Promo promo) {
   return [op, promo](const Args& a) {
     return pointwise({a.operand(0)}, promo,
-                     [op](LambdaBuilder& lb, const std::vector<int32_t>& v, DType) { return lb.op(op, {v[0]}); });
+                     [op](BodyBuilder& lb, const std::vector<int32_t>& v, DType) { return lb.op(op, {v[0]}); });
   };
 }
 
@@ -352,7 +352,7 @@ Expr divide(const Args& a) {
   json mode = a.kw("rounding_mode", json());
   if (mode.is_null()) return binary(a, ScalarOp::Div, Promo::IntToFloat);
   if (mode != "floor") fail("div: rounding_mode " + mode.dump() + " is not supported (null or \"floor\")");
-  return pointwise({a.operand(0), a.operand(1)}, Promo::Default, [](LambdaBuilder& lb, const std::vector<int32_t>& v, DType t) {
+  return pointwise({a.operand(0), a.operand(1)}, Promo::Default, [](BodyBuilder& lb, const std::vector<int32_t>& v, DType t) {
     if (is_int(t)) return lb.op(ScalarOp::FloorDiv, {v[0], v[1]});
     return lb.op(ScalarOp::Floor, {lb.op(ScalarOp::Div, {v[0], v[1]})});
   });
@@ -372,7 +372,7 @@ Expr where(const Args& a) {
   Shape shape = c->type.shape;
   for (auto& o : ops)
     if (o.tensor) shape = broadcast_shapes(shape, o.tensor->type.shape);
-  LambdaBuilder lb;
+  BodyBuilder lb;
   std::vector<Expr> args = {broadcast_to(c, shape)};
   int32_t cv = lb.param(DType::Bool);
   std::vector<int32_t> v;

@@ -84,21 +84,21 @@ Const const_of(const json& j, DType tag) {
   fail("expected a number, got " + j.dump());
 }
 
-int32_t LambdaBuilder::push(Instr in) {
+int32_t BodyBuilder::push(Instr in) {
   lam.code.push_back(in);
   return int32_t(lam.code.size() - 1);
 }
 
-int32_t LambdaBuilder::param(DType t) {
+int32_t BodyBuilder::param(DType t) {
   int32_t k = int32_t(lam.params.size());
   lam.params.push_back(std::string(1, char('a' + k % 26)) + (k >= 26 ? std::to_string(k / 26) : ""));
   lam.param_types.push_back(t);
   return push({Instr::Kind::Param, ScalarOp::Add, t, k, -1, -1, {}});
 }
 
-int32_t LambdaBuilder::konst(const Const& c) { return push({Instr::Kind::Const, ScalarOp::Add, c.dtype, -1, -1, -1, c}); }
+int32_t BodyBuilder::konst(const Const& c) { return push({Instr::Kind::Const, ScalarOp::Add, c.dtype, -1, -1, -1, c}); }
 
-int32_t LambdaBuilder::op(ScalarOp o, std::vector<int32_t> xs) {
+int32_t BodyBuilder::op(ScalarOp o, std::vector<int32_t> xs) {
   std::vector<DType> ts;
   for (int32_t x : xs) ts.push_back(tag(x));
   OpTyping ty = type_op(o, ts);
@@ -110,7 +110,7 @@ int32_t LambdaBuilder::op(ScalarOp o, std::vector<int32_t> xs) {
   return push(in);
 }
 
-int32_t LambdaBuilder::cast(int32_t x, DType to) {
+int32_t BodyBuilder::cast(int32_t x, DType to) {
   if (tag(x) == to) return x;
   return push({Instr::Kind::Cast, ScalarOp::Add, to, x, -1, -1, {}});
 }
@@ -153,7 +153,7 @@ Expr pointwise(const std::vector<Operand>& ops, Promo promo, const Body& body) {
   if (!any) fail("needs at least one tensor operand");
   DType common = promote(tds, lits);
   if (promo == Promo::IntToFloat && !is_float(common)) common = DType::F32;
-  LambdaBuilder lb;
+  BodyBuilder lb;
   std::vector<int32_t> vals;
   std::vector<Expr> args;
   for (const Operand& o : ops) {
@@ -172,7 +172,7 @@ Expr pointwise(const std::vector<Operand>& ops, Promo promo, const Body& body) {
 
 Expr cast_to(const Expr& x, DType t) {
   if (x->type.dtype == t) return x;
-  LambdaBuilder lb;
+  BodyBuilder lb;
   lb.cast(lb.param(x->type.dtype), t);
   return make_expr({t, x->type.shape}, MapE{std::move(lb.lam), {x}});
 }

@@ -31,9 +31,12 @@ sem::Const const_of(double v, sem::DType tag);
 /// A JSON literal (number, bool, "inf", "-inf", "nan") as a constant of `tag`.
 sem::Const const_of(const nlohmann::json& j, sem::DType tag);
 
-/// Builds a flat SSA lambda (the parser's conventions: constants take the tag
-/// of the operation they feed, half tags compute in f32).
-struct LambdaBuilder {
+/// Builds the flat SSA lambda of a pointwise op's body (the parser's
+/// conventions: constants take the tag of the operation they feed, half tags
+/// compute in f32); parameters are declared in operand order. (Not
+/// xform::reassoc::LambdaBuilder, which re-emits an existing lambda in the
+/// parser's instruction order.)
+struct BodyBuilder {
   sem::Lambda lam;
   int32_t push(sem::Instr in);
   sem::DType tag(int32_t x) const { return lam.code[size_t(x)].type; }
@@ -58,7 +61,7 @@ struct Operand {
 };
 
 /// The body of a pointwise op over the loaded operand values, in the compute type.
-using Body = std::function<int32_t(LambdaBuilder&, const std::vector<int32_t>&, sem::DType)>;
+using Body = std::function<int32_t(BodyBuilder&, const std::vector<int32_t>&, sem::DType)>;
 
 /// Listing 6.1: the output range by broadcasting, a loader per operand, the
 /// body applied to the loaded values in the common compute type.
