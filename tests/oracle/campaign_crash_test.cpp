@@ -63,7 +63,7 @@ oracle::CampaignOptions options(const std::string& db, int jobs) {
 int crashes(const nlohmann::json& r, const std::string& component_part) {
   int n = 0;
   for (const auto& f : r["findings"])
-    if (f["kind"] == "crash" && f["component"].get<std::string>().find(component_part) != std::string::npos) {
+    if (f["kind"].get<std::string>() == "crash" && f["component"].get<std::string>().find(component_part) != std::string::npos) {
       CHECK(f["command"].get<std::string>().find("--seed " + std::to_string(f["seed"].get<int64_t>())) !=
             std::string::npos);
       CHECK(!f["repro"].get<std::string>().empty());
