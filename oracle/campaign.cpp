@@ -350,7 +350,6 @@ struct Position {
 };
 
 struct Worker {
-  int k = 0;
   pid_t pid = -1;
   int fd = -1;
   std::string buf;
@@ -465,7 +464,6 @@ std::optional<std::string> run_workers(int jobs, const CampaignOptions& opt, con
                                        Collector& c) {
   std::vector<Worker> ws(static_cast<size_t>(jobs));
   for (int k = 0; k < jobs; ++k) {
-    ws[size_t(k)].k = k;
     ws[size_t(k)].resume = {size_t(k), opt.seed + uint64_t(k)};
     if (auto e = start_worker(ws[size_t(k)], jobs, opt, runners, done, pending)) return e;
   }

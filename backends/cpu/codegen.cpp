@@ -5,9 +5,9 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
-#include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "backends/cpu/jit.h"
 #include "semantics/index_eval.h"
@@ -703,9 +703,9 @@ KernelSpec make_spec(const Program& p, const Binding& b) {
   s.types.push_back(b.expr->type);
   std::vector<std::string> reads;
   collect_free_names(b.expr, reads);
-  for (size_t k = 0; k < reads.size(); ++k) {
-    const std::string& n = reads[k];
-    if (std::find(reads.begin(), reads.begin() + std::ptrdiff_t(k), n) != reads.begin() + std::ptrdiff_t(k)) continue;
+  std::set<std::string> seen;
+  for (const std::string& n : reads) {
+    if (!seen.insert(n).second) continue;  // a buffer is one kernel argument however often it is read
     const TensorType* t = p.type_of(n);
     if (!t) throw CompileError("binding " + b.name + " reads an unknown tensor " + n);
     s.names.push_back(n);
