@@ -8,6 +8,8 @@
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "compiler/graph.h"
@@ -30,6 +32,18 @@ struct JointGraph {
   /// its gradient. Inputs not differentiated (integers, not in --wrt, or off
   /// every path to an output) are absent.
   std::map<std::string, std::string> grads;
+
+  /// The phase of a node by name (inputs are Forward).
+  Phase phase_of(const std::string& name) const;
 };
+
+/// JSON: the graph format (docs/graph-format.md) with `"phase": "forward" |
+/// "backward"` on every node and the top-level arrays "primals", "tangents",
+/// "forward_outputs" and the object "grads". A node without a phase, a primal
+/// or tangent that is not an input, or a grad naming an unknown value is an
+/// error naming it.
+std::variant<JointGraph, compiler::GraphError> parse_joint_graph(std::string_view text, std::string file = "<joint>");
+std::variant<JointGraph, compiler::GraphError> read_joint_graph(const std::string& path);
+nlohmann::json joint_graph_to_json(const JointGraph& j);
 
 }  // namespace stax::autodiff
