@@ -1,8 +1,11 @@
 #include "oracle/checker.h"
 
 #include <cmath>
+#include <set>
 
 #include "oracle/error_bound.h"
+#include "semantics/enclosure_domain.h"
+#include "transforms/expr_util.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 
@@ -137,86 +140,168 @@ std::string fmt_e(double v) {
 
 }  // namespace
 
+namespace {
+
+bool has_float_fold(const Expr& e) {
+  if (auto* r = std::get_if<RedE>(&e->p); r && is_float(e->type.dtype) && (r->op == RedOp::Sum || r->op == RedOp::Prod))
+    return true;
+  for (const Expr& c : xform::children(e))
+    if (has_float_fold(c)) return true;
+  return false;
+}
+
+/// The bindings whose value depends on a float sum or product: where a
+/// reassociation may legitimately change floats, and so the integers and
+/// indices derived from them.
+std::set<std::string> fold_dependent(const Program& p) {
+  std::set<std::string> out;
+  for (const Binding& b : p.bindings) {
+    bool dep = has_float_fold(b.expr);
+    std::vector<std::string> names;
+    collect_free_names(b.expr, names);
+    for (const std::string& n : names) dep |= out.count(n) > 0;
+    if (dep) out.insert(b.name);
+  }
+  return out;
+}
+
+/// The Real domain at `prec` bits; `exact` tells whether no operation
+/// rounded (MPFR's inexact flag), so that the values are the exact reals,
+/// signed zeros and infinities included.
+RealOutcome eval_real_exact(const Program& p, const Inputs& in, long prec, bool& exact) {
+  mpfr_clear_flags();
+  RealOutcome r = eval_real(p, in, prec);
+  exact = !mpfr_inexflag_p() && !mpfr_overflow_p() && !mpfr_underflow_p();
+  return r;
+}
+
+void note(int& count, std::string& first, const std::string& why) {
+  if (count++ == 0) first = why;
+}
+
+}  // namespace
+
 std::optional<Counterexample> compare_real_on(const Program& src, const Program& tgt, const Inputs& in,
                                               bool* src_failed, Verdict* stats, long precision) {
   IeeeOutcome a = eval_ieee(src, in);
   if (src_failed) *src_failed = a.failure.has_value();
   if (a.failure) return std::nullopt;  // where P is ⊥, anything goes
+  Verdict scratch;
+  Verdict& st = stats ? *stats : scratch;
   Counterexample c;
   c.inputs = in;
   BoundOptions bo;
   bo.keep_elements = true;
   BoundReport rep = analyze_bounds(tgt, in, bo);
-  if (rep.error && stats && stats->unchecked.empty()) stats->unchecked = *rep.error;
+  if (rep.error && st.unchecked.empty()) st.unchecked = *rep.error;
   if (rep.failure) {
-    c.check = "definedness";
-    c.src_value = "a value";
-    c.tgt_value = "⊥ (" + rep.failure->str() + ")";
-    return c;
-  }
-  // (a) the Real semantics agree.
-  RealOutcome ra = eval_real(src, in, precision);
-  if (!ra.failure) {
-    RealOutcome rb = eval_real(tgt, in, precision);
-    if (rb.failure) {
+    if (!fold_dependent(tgt).count(rep.failure->binding)) {
       c.check = "definedness";
       c.src_value = "a value";
-      c.tgt_value = "⊥ in the Real domain (" + rb.failure->str() + ")";
+      c.tgt_value = "⊥ (" + rep.failure->str() + ")";
       return c;
     }
-    std::optional<RealOutcome> ra2, rb2;  // at 10·P bits, on a suspected difference
-    long p2 = precision * 10;
-    for (const std::string& o : src.outputs) {
-      const RealTensor& x = *ra.outputs.at(o);
-      const RealTensor& y = *rb.outputs.at(o);
-      for (int64_t i = 0; i < x.size(); ++i) {
-        if (real_equal(x.data[size_t(i)], y.data[size_t(i)], x.dtype, precision)) continue;
-        if (!ra2) {
-          ra2 = eval_real(src, in, p2);
-          rb2 = eval_real(tgt, in, p2);
-        }
-        const RealTensor& x2 = *ra2->outputs.at(o);
-        const RealTensor& y2 = *rb2->outputs.at(o);
-        if (!ra2->failure && !rb2->failure &&
-            real_equal(x2.data[size_t(i)], y2.data[size_t(i)], x.dtype, p2))
-          continue;
-        c.check = "real";
-        c.output = o;
-        c.index = unflatten(x.shape, i);
-        c.src_real = real_text(x2.data[size_t(i)], x.dtype);
-        c.tgt_real = real_text(y2.data[size_t(i)], x.dtype);
-        c.src_value = c.src_real + " (real)";
-        c.tgt_value = c.tgt_real + " (real)";
-        IeeeOutcome b = eval_ieee(tgt, in);
-        if (!b.failure) c.tgt_float = element_text(*b.outputs.at(o), i);
-        // Against the target's bound where the output is a reduction root:
-        // the float result is as far from the source's real value as ...
-        if (const BoundRow* row = rep.row(o); row && is_float(x.dtype) && !b.failure) {
-          double bound = row->elem_bound[size_t(i)];
-          if (!std::isnan(bound)) {
-            double sh = b.outputs.at(o)->get_double(i);
-            mpfr_t d;
-            mpfr_init2(d, 64);
-            mpfr_d_sub(d, sh, x2.data[size_t(i)].f, MPFR_RNDA);
-            double err = std::fabs(mpfr_get_d(d, MPFR_RNDA));
-            mpfr_clear(d);
-            c.bound = bound;
-            c.measured = err;
-            c.ratio = bound > 0 ? err / bound : (err == 0 ? 0.0 : INFINITY);
-            c.bound_case = row->higham;
-          }
-        }
+    note(st.excused, st.excused_reason, rep.failure->str());
+  }
+  // (a) the Real semantics agree: screened with MPFR at P and 10·P bits,
+  // a difference claimed only when the enclosures prove it.
+  bool exact_a = false, exact_b = false;
+  RealOutcome ra = eval_real_exact(src, in, precision, exact_a);
+  if (!ra.failure) {
+    RealOutcome rb = eval_real_exact(tgt, in, precision, exact_b);
+    const bool exact = exact_a && exact_b;  // the MPFR values are the reals themselves
+    const long p2 = precision * 10;
+    std::optional<RealOutcome> ra2, rb2;
+    std::optional<EnclosureOutcome> ea, eb;
+    // Whether the enclosures decide (else the reason is noted).
+    auto proven = [&]() -> bool {
+      if (!ea) {
+        ea = eval_enclosure(src, in, p2);
+        eb = eval_enclosure(tgt, in, p2);
+      }
+      std::string why = ea->indeterminate ? "source: " + *ea->indeterminate
+                        : eb->indeterminate ? "target: " + *eb->indeterminate
+                        : ea->failure       ? "the source's enclosure is ⊥"
+                                            : "";
+      if (!why.empty()) note(st.indistinct, st.indistinct_reason, why);
+      return why.empty();
+    };
+    if (rb.failure) {
+      if (exact || (proven() && eb->failure)) {
+        c.check = "definedness";
+        c.src_value = "a value";
+        c.tgt_value = "⊥ in the Real domain (" + (exact ? rb.failure : eb->failure)->str() + ")";
         return c;
+      }
+    } else {
+      for (const std::string& o : src.outputs) {
+        const RealTensor& x = *ra.outputs.at(o);
+        const RealTensor& y = *rb.outputs.at(o);
+        bool settled = false;
+        for (int64_t i = 0; i < x.size() && !settled; ++i) {
+          if (real_equal(x.data[size_t(i)], y.data[size_t(i)], x.dtype, precision)) continue;
+          if (!exact) {
+            if (!ra2) {
+              ra2 = eval_real(src, in, p2);
+              rb2 = eval_real(tgt, in, p2);
+            }
+            if (!ra2->failure && !rb2->failure &&
+                real_equal(ra2->outputs.at(o)->data[size_t(i)], rb2->outputs.at(o)->data[size_t(i)], x.dtype, p2))
+              continue;
+            if (!proven() || eb->failure) {
+              settled = true;  // nothing more to learn from this trial's Real domain
+              break;
+            }
+            if (!enclosures_disjoint(ea->outputs.at(o)->data[size_t(i)], eb->outputs.at(o)->data[size_t(i)],
+                                     x.dtype)) {
+              note(st.indistinct, st.indistinct_reason,
+                   "overlapping enclosures at " + o + index_text(unflatten(x.shape, i)));
+              settled = true;
+              break;
+            }
+          }
+          c.check = "real";
+          c.output = o;
+          c.index = unflatten(x.shape, i);
+          if (exact) {
+            c.src_real = real_text(x.data[size_t(i)], x.dtype);
+            c.tgt_real = real_text(y.data[size_t(i)], x.dtype);
+          } else {
+            c.src_real = enclosure_text(ea->outputs.at(o)->data[size_t(i)], x.dtype);
+            c.tgt_real = enclosure_text(eb->outputs.at(o)->data[size_t(i)], x.dtype);
+          }
+          c.src_value = c.src_real + (exact ? " (real, exact: no rounding)" : " (real, enclosed)");
+          c.tgt_value = c.tgt_real + (exact ? " (real, exact: no rounding)" : " (real, enclosed)");
+          IeeeOutcome b = eval_ieee(tgt, in);
+          if (!b.failure) c.tgt_float = element_text(*b.outputs.at(o), i);
+          // Against the target's bound where the output is a reduction root:
+          // the float result is as far from the source's real value as ...
+          if (const BoundRow* row = rep.row(o); row && is_float(x.dtype) && !b.failure) {
+            double bound = row->elem_bound[size_t(i)];
+            if (!std::isnan(bound)) {
+              double sh = b.outputs.at(o)->get_double(i);
+              mpfr_t d;
+              mpfr_init2(d, 64);
+              mpfr_d_sub(d, sh, (ra2 ? *ra2 : ra).outputs.at(o)->data[size_t(i)].f, MPFR_RNDA);
+              double err = std::fabs(mpfr_get_d(d, MPFR_RNDA));
+              mpfr_clear(d);
+              c.bound = bound;
+              c.measured = err;
+              c.ratio = bound > 0 ? err / bound : (err == 0 ? 0.0 : INFINITY);
+              c.bound_case = row->higham;
+            }
+          }
+          return c;
+        }
+        if (settled) break;
       }
     }
   }
   // (b) every reduction of the target within its bound.
   for (const BoundRow& row : rep.rows) {
-    if (stats) {
-      stats->bound_checked += row.checked;
-      stats->bound_skipped += row.skipped;
-      stats->max_ratio = std::max(stats->max_ratio, row.ratio);
-    }
+    st.bound_checked += row.checked;
+    st.bound_skipped += row.skipped;
+    st.max_ratio = std::max(st.max_ratio, row.ratio);
     if (row.ratio <= 1.0) continue;
     c.check = "bound";
     c.output = row.name;
@@ -291,6 +376,12 @@ Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, con
                 "error bounds on " + std::to_string(v.bound_checked) + " reduction element(s), max ratio " + buf;
     if (v.bound_skipped)
       v.message += " (" + std::to_string(v.bound_skipped) + " element(s) outside the model: inf/NaN/overflow)";
+    if (v.indistinct)
+      v.message += "; on " + std::to_string(v.indistinct) + " input set(s) the real values were not distinguishable " +
+                   "(the enclosures decide nothing: " + v.indistinct_reason + ")";
+    if (v.excused)
+      v.message += "; on " + std::to_string(v.excused) + " input set(s) the target was ⊥ downstream of a " +
+                   "reassociable reduction, bounds not measured (" + v.excused_reason.substr(0, v.excused_reason.find('\n')) + ")";
   } else {
     v.message = "no difference on " + std::to_string(v.trials) + " input set(s)";
   }

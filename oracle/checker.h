@@ -6,13 +6,22 @@
 // domain and (b) every reduction of the target stays within the error bound
 // of its own summands (oracle/error_bound.h, ratio ≤ 1).
 //
-// (a) compares MPFR values, which carry the Real domain's own rounding at
+// (a) screens with MPFR values, which carry the Real domain's own rounding at
 // precision P (one rounding per op, per mpfr_sum): values agree when
-// |a − b| ≤ 2^-(P−56)·max(|a|, |b|) (2^-200 at the default 256 bits). This is
-// not a float tolerance — a float rounding is 2^-24 or 2^-53 — and a
-// difference beyond it is re-examined at 10·P bits, where it must shrink
-// below 2^-(10P−56) to pass: a wrong reassociation (a dropped element, a
-// segment counted twice) differs at any precision.
+// |a − b| ≤ 2^-(P−56)·max(|a|, |b|) (2^-200 at the default 256 bits), or
+// again at 10·P bits. A difference that survives both is only a suspicion:
+// it is claimed when rigorous enclosures (semantics/enclosure_domain.h, MPFI
+// at 10·P bits) of the two real values are disjoint. Enclosures that overlap,
+// or a discontinuity that an enclosure straddles (a cast to an integer, a
+// comparison), make the trial "not distinguishable" — never a finding.
+//
+// Whole programs (DESIGN §3, class real): a reassociation promises something
+// about the reductions it rewrote, and the rest of the program computes the
+// same function of their values. So (b) is judged at the reductions (and the
+// linear maps that combine their partials), and a target whose float
+// evaluation is ⊥ in a binding that depends on a float sum or product — an
+// integer or an index derived from a reordered float, through a cast or a
+// comparison — is not a finding: the trial is counted as excused.
 // A failed check carries an Alive2-style counterexample.
 #pragma once
 
@@ -73,6 +82,16 @@ struct Verdict {
   int64_t bound_checked = 0, bound_skipped = 0;
   double max_ratio = 0;
   std::string unchecked;  ///< why the bound analysis could not run (then not checkable)
+  /// Class real: trials on which a Real-domain difference seen at P and 10·P
+  /// bits was not proven by the enclosures (they overlap, or a discontinuity
+  /// straddled one: "not distinguishable"), with the first reason.
+  int indistinct = 0;
+  std::string indistinct_reason;
+  /// Class real: trials on which the target's float evaluation was ⊥
+  /// downstream of a reassociable reduction (a consequence of the allowed
+  /// reordering), so its bounds were not measured.
+  int excused = 0;
+  std::string excused_reason;
 };
 
 /// Both programs must have the same inputs and outputs (names, dtypes,

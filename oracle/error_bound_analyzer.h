@@ -113,6 +113,7 @@ struct Node {
   Shape shape;
   int value_slot = -1;  // a tensor of this node's values, where needed
   bool narrow_check = false;  // its output is rounded to a narrower format: check for subnormals
+  double narrow_min_normal = 0;  // the smallest normal of that format (0: the node's own dtype)
   // Red
   RedOp op = RedOp::Sum;
   double init = 0;

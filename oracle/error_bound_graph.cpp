@@ -108,7 +108,16 @@ int Analyzer::node_for(const Expr& e, const Scope& sc, Family fam, const std::st
     const Instr& res = m.fn.code.back();
     bool res_add = res.kind == Instr::Kind::Op && (res.op == ScalarOp::Add || res.op == ScalarOp::Sub);
     if (is_half(nd.dtype) && res_add) nd.store_cls = cls_of(nd.dtype);
-    bool res_narrow = nd.lin->round_cls.back() >= 0 && res.kind == Instr::Kind::Cast;
+    // A narrowing cast anywhere in the lambda (cast(cast(x, bf16), f32) too):
+    // its result, seen at the output through exact widening casts, must not
+    // be subnormal in that format.
+    bool res_narrow = false;
+    for (size_t k = 0; k < m.fn.code.size(); ++k)
+      if (m.fn.code[k].kind == Instr::Kind::Cast && nd.lin->round_cls[k] >= 0) {
+        res_narrow = true;
+        nd.narrow_min_normal =
+            std::max(nd.narrow_min_normal, min_normal(kClassDType[size_t(nd.lin->round_cls[k])]));
+      }
     if (nd.store_cls >= 0 || res_narrow) {
       nd.narrow_check = true;
       nd.value_slot = value_slot();

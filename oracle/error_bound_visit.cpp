@@ -85,7 +85,8 @@ void Analyzer::check_narrow(const Node& nd, int64_t q, int64_t nonzero_before, S
   if (!nd.narrow_check || nd.value_slot < 0) return;
   double v = read(*slots_[size_t(nd.value_slot)].t, q);
   double av = std::fabs(v);
-  if ((av > 0 && av < min_normal(nd.dtype)) || (av == 0 && a.nonzero > nonzero_before)) a.underflow = true;
+  double floor = std::max(min_normal(nd.dtype), nd.narrow_min_normal);
+  if ((av > 0 && av < floor) || (av == 0 && a.nonzero > nonzero_before)) a.underflow = true;
 }
 
 void Analyzer::visit_sum(int id, int64_t q, const Depth& eff, const Depth& st, double sign, SumAcc& a) const {

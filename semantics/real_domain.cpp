@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "semantics/ieee_scalar.h"
+#include "semantics/int_ops.h"
 
 namespace stax::sem {
 
@@ -26,15 +26,9 @@ void real_maximum(mpfr_t o, const mpfr_t a, const mpfr_t b, bool is_max) {
   mpfr_set(o, a_wins ? a : b, MPFR_RNDN);
 }
 
-// An integer of an i32 tag wrapped to i32 (two's complement), as in Ieee.
-int64_t wrap_to_tag(int64_t v, DType t) {
-  return compute_type(t) == DType::I32 ? int64_t(int32_t(uint32_t(uint64_t(v)))) : v;
-}
-
 int64_t trunc_to_int(const mpfr_t x, DType to) {
   if (mpfr_nan_p(x)) return 0;
-  int64_t lo = to == DType::I32 ? INT32_MIN : INT64_MIN;
-  int64_t hi = to == DType::I32 ? INT32_MAX : INT64_MAX;
+  int64_t lo = int_min(to), hi = int_max(to);
   if (mpfr_cmp_si(x, lo) <= 0) return lo;
   if (mpfr_cmp_si(x, hi) >= 0) return hi;
   return mpfr_get_si(x, MPFR_RNDZ);
@@ -92,57 +86,18 @@ RealDomain::Value RealDomain::apply(size_t reg, ScalarOp op, DType /*tag*/, DTyp
     return o;
   }
   if (is_bool(operand_tag)) {
-    for (size_t i = 0; i < n; ++i) {
-      switch (op) {
-        case ScalarOp::And: o[i].i = a[i].i & b[i].i; break;
-        case ScalarOp::Or: o[i].i = a[i].i | b[i].i; break;
-        case ScalarOp::Not: o[i].i = !a[i].i; break;
-        case ScalarOp::Eq: o[i].i = a[i].i == b[i].i; break;
-        case ScalarOp::Ne: o[i].i = a[i].i != b[i].i; break;
-        default: STAX_CHECK(false) << "bool op " << op_name(op);
-      }
-    }
+    for (size_t i = 0; i < n; ++i) o[i].i = bool_apply(op, a[i].i, b ? b[i].i : 0);
     return o;
   }
   if (!floaty(operand_tag)) {
     // Integers: exact, with the same wrap-around and ⊥ as Ieee.
-    bool i32 = compute_type(operand_tag) == DType::I32;
     for (size_t i = 0; i < n; ++i) {
-      int64_t x = a[i].i, y = b ? b[i].i : 0, z = c ? c[i].i : 0, r = 0;
-      bool divides = op == ScalarOp::Div || op == ScalarOp::Mod || op == ScalarOp::FloorDiv;
-      if (divides && y == 0) {
-        if (fail_pos < 0) {
-          fail_pos = int64_t(i);
-          fail_reason = std::string("integer ") + std::string(op_name(op)) + " by zero";
-        }
-        o[i].i = 0;
-        continue;
+      std::optional<int64_t> r = int_apply(op, operand_tag, a[i].i, b ? b[i].i : 0, c ? c[i].i : 0);
+      if (!r && fail_pos < 0) {
+        fail_pos = int64_t(i);
+        fail_reason = std::string("integer ") + std::string(op_name(op)) + " by zero";
       }
-      switch (op) {
-        case ScalarOp::Add: r = ieee::wrap_add(x, y); break;
-        case ScalarOp::Sub: r = ieee::wrap_sub(x, y); break;
-        case ScalarOp::Mul: r = ieee::wrap_mul(x, y); break;
-        case ScalarOp::Div: r = i32 ? ieee::trunc_div<int32_t>(int32_t(x), int32_t(y)) : ieee::trunc_div(x, y); break;
-        case ScalarOp::Mod: r = i32 ? ieee::py_mod<int32_t>(int32_t(x), int32_t(y)) : ieee::py_mod(x, y); break;
-        case ScalarOp::FloorDiv: r = i32 ? ieee::floor_div<int32_t>(int32_t(x), int32_t(y)) : ieee::floor_div(x, y); break;
-        case ScalarOp::Neg: r = ieee::wrap_neg(x); break;
-        case ScalarOp::Abs: r = x < 0 ? ieee::wrap_neg(x) : x; break;
-        case ScalarOp::Relu: r = x < 0 ? 0 : x; break;
-        case ScalarOp::Maximum: r = x < y ? y : x; break;
-        case ScalarOp::Minimum: r = y < x ? y : x; break;
-        case ScalarOp::Fma: r = ieee::wrap_add(ieee::wrap_mul(x, y), z); break;
-        case ScalarOp::Eq: r = x == y; break;
-        case ScalarOp::Ne: r = x != y; break;
-        case ScalarOp::Lt: r = x < y; break;
-        case ScalarOp::Le: r = x <= y; break;
-        case ScalarOp::Gt: r = x > y; break;
-        case ScalarOp::Ge: r = x >= y; break;
-        default: STAX_CHECK(false) << "int op " << op_name(op);
-      }
-      if (i32 && op != ScalarOp::Eq && op != ScalarOp::Ne && op != ScalarOp::Lt && op != ScalarOp::Le &&
-          op != ScalarOp::Gt && op != ScalarOp::Ge)
-        r = int32_t(uint32_t(uint64_t(r)));
-      o[i].i = r;
+      o[i].i = r.value_or(0);
     }
     return o;
   }
@@ -222,10 +177,8 @@ RealDomain::Value RealDomain::cast(size_t reg, const Value& v, DType from, DType
       o[i].i = is_bool(to) ? !mpfr_zero_p(v[i].f) : trunc_to_int(v[i].f, to);
     } else if (floaty(to)) {
       mpfr_set_si(o[i].f, v[i].i, MPFR_RNDN);
-    } else if (is_bool(to)) {
-      o[i].i = v[i].i != 0;
     } else {
-      o[i].i = to == DType::I32 ? int64_t(int32_t(uint32_t(uint64_t(v[i].i)))) : v[i].i;
+      o[i].i = int_cast(v[i].i, to);
     }
   }
   return o;
@@ -293,20 +246,20 @@ void RealDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) 
           s.pending_out = o;
           s.pending.push_back(x);
         } else {
-          a.i = wrap_to_tag(ieee::wrap_add(a.i, x.i), s.tag);
+          a.i = int_fold(s.op, a.i, x.i, s.tag);
         }
         break;
       case RedOp::Prod:
         if (fl) mpfr_mul(a.f, a.f, x.f, MPFR_RNDN);
-        else a.i = wrap_to_tag(ieee::wrap_mul(a.i, x.i), s.tag);
+        else a.i = int_fold(s.op, a.i, x.i, s.tag);
         break;
       case RedOp::Max:
         if (fl) real_maximum(a.f, a.f, x.f, true);
-        else a.i = a.i < x.i ? x.i : a.i;
+        else a.i = int_fold(s.op, a.i, x.i, s.tag);
         break;
       case RedOp::Min:
         if (fl) real_maximum(a.f, a.f, x.f, false);
-        else a.i = x.i < a.i ? x.i : a.i;
+        else a.i = int_fold(s.op, a.i, x.i, s.tag);
         break;
       case RedOp::ArgMax:
       case RedOp::ArgMin: {

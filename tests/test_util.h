@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -161,6 +162,19 @@ inline std::filesystem::path scratch(const std::string& prefix) {
 }
 
 /// The whole content of a file ("" if it cannot be read).
+/// The value of a golden file's "# KEY: value" header line.
+inline std::optional<std::string> optional_header(const std::string& text, const std::string& key) {
+  size_t k = text.find("# " + key + ": ");
+  if (k == std::string::npos) return std::nullopt;
+  size_t b = k + key.size() + 4;
+  return text.substr(b, text.find('\n', b) - b);
+}
+inline std::string header(const std::string& text, const std::string& key) {
+  auto h = optional_header(text, key);
+  REQUIRE(h);
+  return *h;
+}
+
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::stringstream ss;

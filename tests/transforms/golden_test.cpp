@@ -25,18 +25,10 @@ namespace fs = std::filesystem;
 using namespace stax;
 using stax::test::slurp;
 
+using stax::test::header;
+using stax::test::optional_header;
+
 namespace {
-std::optional<std::string> optional_header(const std::string& text, const std::string& key) {
-  size_t k = text.find("# " + key + ": ");
-  if (k == std::string::npos) return std::nullopt;
-  size_t b = k + key.size() + 4;
-  return text.substr(b, text.find('\n', b) - b);
-}
-std::string header(const std::string& text, const std::string& key) {
-  auto h = optional_header(text, key);
-  REQUIRE(h);
-  return *h;
-}
 
 struct Outcome {
   std::string printed;  ///< "# class: ...\n" + T(P)

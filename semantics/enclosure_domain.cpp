@@ -1,0 +1,377 @@
+#include "semantics/enclosure_domain.h"
+
+#include "semantics/int_ops.h"
+#include "semantics/real_domain.h"
+#include "semantics/tensor_eval.h"
+
+namespace stax::sem {
+
+namespace {
+
+constexpr int64_t kMaxEnclosureElements = int64_t(1) << 25;
+
+mpfr_ptr lo(EVal& v) { return &v.f->left; }
+mpfr_ptr hi(EVal& v) { return &v.f->right; }
+mpfr_srcptr lo(const EVal& v) { return &v.f->left; }
+mpfr_srcptr hi(const EVal& v) { return &v.f->right; }
+
+void set_nan(EVal& v) {
+  mpfr_set_nan(lo(v));
+  mpfr_set_nan(hi(v));
+}
+void set_entire(EVal& v) {
+  mpfr_set_inf(lo(v), -1);
+  mpfr_set_inf(hi(v), 1);
+}
+
+/// Endpoint-wise max or min: monotone in both arguments.
+void hull_max(EVal& o, const EVal& a, const EVal& b, bool is_max) {
+  if (mpfi_nan_p(a.f) || mpfi_nan_p(b.f)) return set_nan(o);
+  auto pick = [&](mpfr_ptr out, mpfr_srcptr x, mpfr_srcptr y, mpfr_rnd_t r) {
+    if (is_max) mpfr_max(out, x, y, r);
+    else mpfr_min(out, x, y, r);
+  };
+  pick(lo(o), lo(a), lo(b), MPFR_RNDD);
+  pick(hi(o), hi(a), hi(b), MPFR_RNDU);
+}
+
+}  // namespace
+
+std::vector<EnclosureDomain::Buf> EnclosureDomain::make_regs(size_t count) const {
+  std::vector<Buf> regs(count);
+  for (Buf& b : regs) b.v.assign(kBlock, EVal(prec_));
+  return regs;
+}
+
+EncTensor EnclosureDomain::make_tensor(DType t, Shape s) const {
+  EncTensor r;
+  r.dtype = t;
+  r.shape = std::move(s);
+  r.data.assign(size_t(num_elements(r.shape)), EVal(prec_));
+  return r;
+}
+
+void EnclosureDomain::set_const(EVal& v, const Const& c) const {
+  if (is_float(c.dtype)) mpfi_set_d(v.f, c.as_double());
+  else v.i = c.as_int();
+}
+
+EnclosureDomain::Value EnclosureDomain::constant(size_t reg, const Const& c, DType) {
+  Value out = regs[reg].v.data();
+  fill(out, c, n);
+  return out;
+}
+
+void EnclosureDomain::fill(Value dst, const Const& c, size_t cnt) {
+  for (size_t i = 0; i < cnt; ++i) set_const(dst[i], c);
+}
+
+void EnclosureDomain::copy(Value dst, Value src, DType, size_t cnt) {
+  for (size_t i = 0; i < cnt; ++i) dst[i] = src[i];
+}
+
+std::optional<bool> EnclosureDomain::compare(ScalarOp op, mpfi_srcptr a, mpfi_srcptr b) {
+  if (mpfi_nan_p(a) || mpfi_nan_p(b)) return std::nullopt;
+  mpfr_srcptr al = &a->left, ar = &a->right, bl = &b->left, br = &b->right;
+  auto lt = [&](mpfr_srcptr xl, mpfr_srcptr xr, mpfr_srcptr yl, mpfr_srcptr yr) -> std::optional<bool> {
+    if (mpfr_less_p(xr, yl)) return true;
+    if (mpfr_greaterequal_p(xl, yr)) return false;
+    return std::nullopt;
+  };
+  auto le = [&](mpfr_srcptr xl, mpfr_srcptr xr, mpfr_srcptr yl, mpfr_srcptr yr) -> std::optional<bool> {
+    if (mpfr_lessequal_p(xr, yl)) return true;
+    if (mpfr_greater_p(xl, yr)) return false;
+    return std::nullopt;
+  };
+  switch (op) {
+    case ScalarOp::Lt: return lt(al, ar, bl, br);
+    case ScalarOp::Gt: return lt(bl, br, al, ar);
+    case ScalarOp::Le: return le(al, ar, bl, br);
+    case ScalarOp::Ge: return le(bl, br, al, ar);
+    case ScalarOp::Eq:
+    case ScalarOp::Ne: {
+      std::optional<bool> eq;
+      if (mpfr_equal_p(al, ar) && mpfr_equal_p(bl, br) && mpfr_equal_p(al, bl)) eq = true;
+      else if (mpfr_less_p(ar, bl) || mpfr_less_p(br, al)) eq = false;
+      if (eq && op == ScalarOp::Ne) eq = !*eq;
+      return eq;
+    }
+    default: STAX_CHECK(false) << "not a comparison: " << op_name(op);
+  }
+  return std::nullopt;
+}
+
+void EnclosureDomain::float_op(ScalarOp op, EVal& o, const EVal& a, const EVal* b, const EVal* c) {
+  mpfi_ptr r = o.f;
+  mpfi_srcptr x = a.f;
+  switch (op) {
+    case ScalarOp::Add: mpfi_add(r, x, b->f); break;
+    case ScalarOp::Sub: mpfi_sub(r, x, b->f); break;
+    case ScalarOp::Mul: mpfi_mul(r, x, b->f); break;
+    case ScalarOp::Div: mpfi_div(r, x, b->f); break;
+    case ScalarOp::Mod:
+    case ScalarOp::FloorDiv: {
+      // floor(x / y) must be one integer on the whole enclosure.
+      if (mpfi_nan_p(x) || mpfi_nan_p(b->f) || mpfi_has_zero(b->f)) {
+        undetermined("a float " + std::string(op_name(op)) + " whose divisor's enclosure contains 0");
+        set_entire(o);
+        break;
+      }
+      mpfi_div(tmp_.f, x, b->f);
+      mpfr_floor(lo(tmp_), lo(tmp_));
+      mpfr_floor(hi(tmp_), hi(tmp_));
+      if (!mpfr_equal_p(lo(tmp_), hi(tmp_)) || !mpfr_number_p(lo(tmp_))) {
+        undetermined("a float " + std::string(op_name(op)) + " at a step of floor(x / y)");
+        set_entire(o);
+        break;
+      }
+      if (op == ScalarOp::FloorDiv) {
+        mpfi_set(r, tmp_.f);
+      } else {
+        mpfi_mul(tmp_.f, tmp_.f, b->f);  // x − y·floor(x / y)
+        mpfi_sub(r, x, tmp_.f);
+      }
+      break;
+    }
+    case ScalarOp::Neg: mpfi_neg(r, x); break;
+    case ScalarOp::Abs: mpfi_abs(r, x); break;
+    case ScalarOp::Relu:
+      mpfi_set_si(tmp_.f, 0);
+      hull_max(o, a, tmp_, true);
+      break;
+    case ScalarOp::Maximum: hull_max(o, a, *b, true); break;
+    case ScalarOp::Minimum: hull_max(o, a, *b, false); break;
+    case ScalarOp::Exp: mpfi_exp(r, x); break;
+    case ScalarOp::Log: mpfi_log(r, x); break;
+    case ScalarOp::Log2: mpfi_log2(r, x); break;
+    case ScalarOp::Log10: mpfi_log10(r, x); break;
+    case ScalarOp::Log1p: mpfi_log1p(r, x); break;
+    case ScalarOp::Expm1: mpfi_expm1(r, x); break;
+    case ScalarOp::Tanh: mpfi_tanh(r, x); break;
+    case ScalarOp::Sigmoid:
+      mpfi_neg(tmp_.f, x);
+      mpfi_exp(tmp_.f, tmp_.f);
+      mpfi_add_ui(tmp_.f, tmp_.f, 1);
+      mpfi_ui_div(r, 1, tmp_.f);
+      break;
+    case ScalarOp::Sqrt: mpfi_sqrt(r, x); break;
+    case ScalarOp::Rsqrt:
+      mpfi_sqrt(tmp_.f, x);
+      mpfi_inv(r, tmp_.f);
+      break;
+    case ScalarOp::Erf:  // increasing
+      if (mpfi_nan_p(x)) return set_nan(o);
+      mpfr_erf(lo(o), lo(a), MPFR_RNDD);
+      mpfr_erf(hi(o), hi(a), MPFR_RNDU);
+      break;
+    case ScalarOp::Sin: mpfi_sin(r, x); break;
+    case ScalarOp::Cos: mpfi_cos(r, x); break;
+    case ScalarOp::Floor:  // non-decreasing: the hull of the floors
+      mpfr_floor(lo(o), lo(a));
+      mpfr_floor(hi(o), hi(a));
+      break;
+    case ScalarOp::Pow:
+      if (mpfi_is_strictly_pos(x)) {  // exp(y·log x)
+        mpfi_log(tmp_.f, x);
+        mpfi_mul(tmp_.f, tmp_.f, b->f);
+        mpfi_exp(r, tmp_.f);
+      } else if (mpfr_equal_p(lo(a), hi(a)) && mpfr_equal_p(lo(*b), hi(*b))) {
+        mpfr_pow(lo(o), lo(a), lo(*b), MPFR_RNDD);
+        mpfr_pow(hi(o), lo(a), lo(*b), MPFR_RNDU);
+      } else {
+        set_entire(o);  // a non-positive base on an interval: no claim
+      }
+      break;
+    case ScalarOp::Fma:
+      mpfi_mul(tmp_.f, x, b->f);
+      mpfi_add(r, tmp_.f, c->f);
+      break;
+    default: STAX_CHECK(false) << "float op " << op_name(op);
+  }
+}
+
+EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType /*tag*/, DType operand_tag,
+                                              std::span<const Value> args) {
+  Value o = regs[reg].v.data();
+  const Value a = args[0];
+  const Value b = args.size() > 1 ? args[1] : nullptr;
+  const Value c = args.size() > 2 ? args[2] : nullptr;
+  if (op == ScalarOp::Select) {
+    for (size_t i = 0; i < n; ++i) o[i] = a[i].i ? b[i] : c[i];
+    return o;
+  }
+  if (is_bool(operand_tag)) {
+    for (size_t i = 0; i < n; ++i) o[i].i = bool_apply(op, a[i].i, b ? b[i].i : 0);
+    return o;
+  }
+  if (!is_float(operand_tag)) {
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<int64_t> r = int_apply(op, operand_tag, a[i].i, b ? b[i].i : 0, c ? c[i].i : 0);
+      if (!r && fail_pos < 0) {
+        fail_pos = int64_t(i);
+        fail_reason = std::string("integer ") + std::string(op_name(op)) + " by zero";
+      }
+      o[i].i = r.value_or(0);
+    }
+    return o;
+  }
+  bool cmp = op == ScalarOp::Eq || op == ScalarOp::Ne || op == ScalarOp::Lt || op == ScalarOp::Le ||
+             op == ScalarOp::Gt || op == ScalarOp::Ge;
+  for (size_t i = 0; i < n; ++i) {
+    if (cmp) {
+      std::optional<bool> t = compare(op, a[i].f, b[i].f);
+      if (!t) undetermined("a float comparison (" + std::string(op_name(op)) + ") of overlapping enclosures");
+      o[i].i = t.value_or(false);
+    } else {
+      float_op(op, o[i], a[i], b ? &b[i] : nullptr, c ? &c[i] : nullptr);
+    }
+  }
+  return o;
+}
+
+EnclosureDomain::Value EnclosureDomain::cast(size_t reg, const Value& v, DType from, DType to) {
+  Value o = regs[reg].v.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (is_float(from) && is_float(to)) {
+      mpfi_set(o[i].f, v[i].f);  // float casts are the identity on reals
+    } else if (is_float(from)) {
+      const EVal& x = v[i];
+      if (mpfi_nan_p(x.f)) {
+        undetermined("a cast of an enclosure that may be NaN to " + std::string(dtype_name(to)));
+        o[i].i = 0;
+      } else if (is_bool(to)) {
+        bool zero = mpfr_zero_p(lo(x)) && mpfr_zero_p(hi(x));
+        if (!zero && mpfi_has_zero(x.f)) undetermined("a cast to bool of an enclosure around 0");
+        o[i].i = !zero;
+      } else {
+        auto trunc = [&](mpfr_srcptr e) {
+          if (mpfr_cmp_si(e, int_min(to)) <= 0) return int_min(to);
+          if (mpfr_cmp_si(e, int_max(to)) >= 0) return int_max(to);
+          return int64_t(mpfr_get_si(e, MPFR_RNDZ));
+        };
+        int64_t l = trunc(lo(x)), h = trunc(hi(x));
+        if (l != h) undetermined("a cast to " + std::string(dtype_name(to)) + " of an enclosure across an integer");
+        o[i].i = l;
+      }
+    } else if (is_float(to)) {
+      mpfi_set_si(o[i].f, long(v[i].i));
+    } else {
+      o[i].i = int_cast(v[i].i, to);
+    }
+  }
+  return o;
+}
+
+void EnclosureDomain::load(Value dst, const EncTensor& t, const int64_t* off, size_t cnt) {
+  for (size_t i = 0; i < cnt; ++i) dst[i] = t.data[size_t(off[i])];
+}
+void EnclosureDomain::load_range(Value dst, const EncTensor& t, int64_t start, size_t cnt) {
+  for (size_t i = 0; i < cnt; ++i) dst[i] = t.data[size_t(start) + i];
+}
+void EnclosureDomain::store(Value src, EncTensor& t, int64_t start, size_t cnt) {
+  for (size_t i = 0; i < cnt; ++i) t.data[size_t(start) + i] = src[i];
+}
+void EnclosureDomain::from_int64(Value dst, const int64_t* v, size_t cnt, DType tag) {
+  for (size_t i = 0; i < cnt; ++i) {
+    if (is_float(tag)) mpfi_set_si(dst[i].f, long(v[i]));
+    else dst[i].i = v[i];
+  }
+}
+void EnclosureDomain::scale_pow2(Value v, DType tag, int e, size_t cnt) {
+  if (!is_float(tag)) return;
+  for (size_t i = 0; i < cnt; ++i) mpfi_mul_2si(v[i].f, v[i].f, e);
+}
+
+void EnclosureDomain::red_init(RedState& s, RedOp op, const Const& init, DType elem_tag, int64_t outputs,
+                               int64_t rsize) {
+  s.op = op;
+  s.tag = elem_tag;
+  s.rsize = rsize;
+  s.acc.assign(size_t(outputs), EVal(prec_));
+  for (EVal& v : s.acc) set_const(v, init);
+  if (red_is_arg(op)) s.arg.assign(size_t(outputs), 0);
+}
+
+void EnclosureDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) {
+  if (s.rsize == 0) return;
+  int64_t o = flat_start / s.rsize;
+  int64_t r = flat_start % s.rsize;
+  bool fl = is_float(s.tag);
+  for (size_t i = 0; i < cnt; ++i) {
+    EVal& a = s.acc[size_t(o)];
+    const EVal& x = v[i];
+    if (red_is_arg(s.op)) {
+      bool take;
+      if (fl) {
+        std::optional<bool> t = compare(s.op == RedOp::ArgMax ? ScalarOp::Gt : ScalarOp::Lt, x.f, a.f);
+        if (!t) undetermined("an arg-reduction over overlapping enclosures");
+        take = t.value_or(false);
+      } else {
+        take = s.op == RedOp::ArgMax ? x.i > a.i : x.i < a.i;
+      }
+      if (take) a = x, s.arg[size_t(o)] = r;
+    } else if (!fl) {
+      a.i = int_fold(s.op, a.i, x.i, s.tag);
+    } else if (s.op == RedOp::Sum) {
+      mpfi_add(a.f, a.f, x.f);
+    } else if (s.op == RedOp::Prod) {
+      mpfi_mul(a.f, a.f, x.f);
+    } else {
+      hull_max(a, a, x, s.op == RedOp::Max);
+    }
+    if (++r == s.rsize) {
+      r = 0;
+      ++o;
+    }
+  }
+}
+
+void EnclosureDomain::red_finish(RedState& s, EncTensor& out) {
+  if (red_is_arg(s.op)) {
+    for (size_t i = 0; i < s.arg.size(); ++i) out.data[i].i = s.arg[i];
+    return;
+  }
+  for (size_t i = 0; i < s.acc.size(); ++i) out.data[i] = s.acc[i];
+}
+
+EncTensor EnclosureDomain::from_tensor(const Tensor& t) const {
+  EncTensor r = make_tensor(t.dtype, t.shape);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    if (is_float(t.dtype)) mpfi_set_d(r.data[size_t(i)].f, t.get_double(i));
+    else r.data[size_t(i)].i = t.get_int(i);
+  }
+  return r;
+}
+
+EnclosureOutcome eval_enclosure(const Program& p, const Inputs& in, long precision) {
+  // The Real domain's exponent range; at its edge MPFI's outward rounding
+  // still encloses (an overflow widens to +inf, an underflow to 0).
+  mpfr_set_emax(RealDomain::kMaxExponent);
+  mpfr_set_emin(-RealDomain::kMaxExponent);
+  EnclosureDomain dom(precision);
+  TensorEvaluator<EnclosureDomain> ev(dom, kMaxEnclosureElements);
+  for (const Input& i : p.inputs) {
+    if (in.at(i.name).size() > kMaxEnclosureElements)
+      throw ResourceError{"input '" + i.name + "' is too large for the Real domain"};
+    ev.env[i.name].push_back(std::make_shared<const EncTensor>(dom.from_tensor(in.at(i.name))));
+  }
+  EnclosureOutcome out;
+  run_bindings(ev, p, out.failure, out.outputs);
+  out.indeterminate = dom.indeterminate;
+  return out;
+}
+
+bool enclosures_disjoint(const EVal& a, const EVal& b, DType t) {
+  if (!is_float(t)) return a.i != b.i;
+  if (mpfi_nan_p(a.f) || mpfi_nan_p(b.f)) return false;
+  return mpfr_less_p(hi(a), lo(b)) || mpfr_less_p(hi(b), lo(a));
+}
+
+std::string enclosure_text(const EVal& v, DType t) {
+  if (!is_float(t)) return std::to_string(v.i);
+  char buf[160];
+  mpfr_snprintf(buf, sizeof buf, "[%.20Rg, %.20Rg]", lo(v), hi(v));
+  return buf;
+}
+
+}  // namespace stax::sem

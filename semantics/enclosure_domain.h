@@ -1,0 +1,144 @@
+// The Real domain with rigorous enclosures (DESIGN §3, class real): every
+// float value is an interval (MPFI, over MPFR at precision P) that contains
+// the exact real value of the program — each operation rounds its bounds
+// outward, sums are folded exactly into intervals, transcendental functions
+// are MPFI's (erf by its monotonicity). Integers and bools stay exact points,
+// with the Real domain's semantics (semantics/int_ops.h).
+//
+// Where a discontinuous operation meets an interval that straddles its
+// discontinuity — a float cast to an integer or bool, a comparison, a float
+// floordiv or mod, an arg-reduction whose leading candidates overlap — the
+// integer result is not determined by the enclosure: the evaluation is marked
+// *indeterminate* and its results decide nothing. Otherwise two enclosures
+// that are disjoint prove that the real values differ.
+#pragma once
+
+#include <mpfi.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "semantics/evaluator.h"
+
+namespace stax::sem {
+
+/// One value: an interval for float tags, an exact integer for int/bool.
+struct EVal {
+  mpfi_t f;
+  int64_t i = 0;
+  explicit EVal(mpfr_prec_t prec = 256) {
+    mpfi_init2(f, prec);
+    mpfi_set_si(f, 0);
+  }
+  EVal(const EVal& o) : i(o.i) {
+    mpfi_init2(f, mpfi_get_prec(o.f));
+    mpfi_set(f, o.f);
+  }
+  EVal(EVal&& o) noexcept : i(o.i) {
+    mpfi_init2(f, mpfi_get_prec(o.f));
+    mpfi_swap(f, o.f);
+  }
+  EVal& operator=(const EVal& o) {
+    mpfi_set(f, o.f);
+    i = o.i;
+    return *this;
+  }
+  EVal& operator=(EVal&& o) noexcept {
+    mpfi_swap(f, o.f);
+    i = o.i;
+    return *this;
+  }
+  ~EVal() { mpfi_clear(f); }
+};
+
+struct EncTensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<EVal> data;
+  int64_t size() const { return num_elements(shape); }
+};
+
+class EnclosureDomain {
+ public:
+  using Value = EVal*;
+  using TensorT = EncTensor;
+  static constexpr size_t kBlock = 256;
+  struct Buf {
+    std::vector<EVal> v;
+  };
+
+  explicit EnclosureDomain(mpfr_prec_t prec = 256) : prec_(prec), tmp_(prec) {}
+  std::vector<Buf> make_regs(size_t count) const;
+  static Value value_of(Buf& b) { return b.v.data(); }
+
+  Value param(size_t, size_t, const Value& a) { return a; }
+  Value constant(size_t reg, const Const& c, DType tag);
+  Value apply(size_t reg, ScalarOp op, DType tag, DType operand_tag, std::span<const Value> args);
+  Value cast(size_t reg, const Value& v, DType from, DType to);
+
+  void load(Value dst, const EncTensor& t, const int64_t* offsets, size_t n);
+  void load_range(Value dst, const EncTensor& t, int64_t start, size_t n);
+  void store(Value src, EncTensor& t, int64_t start, size_t n);
+  void round_to_tag(Value, DType, size_t) {}  // float casts are the identity on reals
+  void from_int64(Value dst, const int64_t* v, size_t n, DType tag);
+  void scale_pow2(Value v, DType tag, int e, size_t n);
+  void fill(Value dst, const Const& c, size_t n);
+  void copy(Value dst, Value src, DType tag, size_t n);
+  int64_t read_int(const EncTensor& t, int64_t off) const { return t.data[size_t(off)].i; }
+  EncTensor make_tensor(DType t, Shape s) const;
+
+  struct RedState {
+    RedOp op;
+    DType tag;
+    int64_t rsize = 1;
+    std::vector<EVal> acc;
+    std::vector<int64_t> arg;
+  };
+  void red_init(RedState& s, RedOp op, const Const& init, DType elem_tag, int64_t outputs, int64_t rsize);
+  void red_fold(RedState& s, Value col, size_t n, int64_t flat_start);
+  void red_finish(RedState& s, EncTensor& out);
+
+  EncTensor from_tensor(const Tensor& t) const;
+
+  Buf* regs = nullptr;
+  uint8_t* const_ready = nullptr;  ///< unused
+  size_t n = 0;
+  int64_t fail_pos = -1;
+  std::string fail_reason;
+  /// Set by the first discontinuity an enclosure straddles (see the file comment).
+  std::optional<std::string> indeterminate;
+
+ private:
+  void undetermined(const std::string& why) {
+    if (!indeterminate) indeterminate = why;
+  }
+  void set_const(EVal& v, const Const& c) const;
+  /// The truth of `a op b` (a comparison), or nullopt when the enclosures
+  /// do not decide it.
+  std::optional<bool> compare(ScalarOp op, mpfi_srcptr a, mpfi_srcptr b);
+  void float_op(ScalarOp op, EVal& o, const EVal& a, const EVal* b, const EVal* c);
+  mpfr_prec_t prec_;
+  EVal tmp_;
+};
+
+struct EnclosureOutcome {
+  std::optional<Failure> failure;
+  std::optional<std::string> indeterminate;
+  std::map<std::string, std::shared_ptr<const EncTensor>> outputs;
+};
+
+/// Evaluates the program with enclosures at `precision` bits. Inputs must
+/// pass check_inputs. Throws ResourceError on oversized tensors.
+EnclosureOutcome eval_enclosure(const Program& p, const Inputs& in, long precision = 256);
+
+/// Whether two values of the same tag are proven different: disjoint
+/// intervals (neither NaN) or different integers.
+bool enclosures_disjoint(const EVal& a, const EVal& b, DType t);
+
+std::string enclosure_text(const EVal& v, DType t);
+
+}  // namespace stax::sem
