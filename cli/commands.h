@@ -163,6 +163,9 @@ int fuzz_merge_command(const FuzzMergeOptions& o);
 struct FuzzReplayOptions {
   std::string file, transform, backend, mutant;
   std::vector<std::string> inputs;
+  /// A crash reproducer: run the iteration of this seed on the program.
+  std::optional<uint64_t> seed;
+  std::string backends = "interp";
 };
 /// Replays a reproducer: exit 1 when the finding reproduces, 0 when not.
 int fuzz_replay_command(const FuzzReplayOptions& o);

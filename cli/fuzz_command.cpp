@@ -168,8 +168,28 @@ int fuzz_merge_command(const FuzzMergeOptions& o) {
   return 0;
 }
 
+/// A crash reproducer: the seed's iteration on the program. When the crash
+/// reproduces, this process dies with it.
+int fuzz_replay_iteration(const FuzzReplayOptions& o) {
+  if (!o.transform.empty() || !o.backend.empty() || !o.inputs.empty()) {
+    std::cerr << "error: stax fuzz replay --seed runs a whole iteration: no --transform, --backend or --input\n";
+    return 2;
+  }
+  auto loaded = load_program(o.file);
+  if (!loaded) return 2;
+  auto runners = backends_or_error(o.backends);
+  if (!runners) return 2;
+  oracle::FuzzOptions fo;
+  fo.shrink = false;
+  oracle::IterationResult r = oracle::fuzz_program(*o.seed, *loaded, fo, *runners);
+  std::cout << "the iteration of seed " << *o.seed << " completed (" << r.status
+            << (r.finding ? ": " + r.finding->message : std::string()) << "): the crash does not reproduce\n";
+  return 0;
+}
+
 int fuzz_replay_command(const FuzzReplayOptions& o) {
   if (!o.mutant.empty() && !set_mutant(o.mutant)) return 2;
+  if (o.seed) return fuzz_replay_iteration(o);
   if (o.transform.empty() == o.backend.empty()) {
     std::cerr << "error: stax fuzz replay needs exactly one of --transform SPEC or --backend NAME\n";
     return 2;
@@ -341,6 +361,8 @@ Subcommand register_fuzz(CLI::App& app) {
   fzpc->add_option("--backend", fzp->backend, "the backend of a backend finding");
   fzpc->add_option("--input", fzp->inputs, "NAME=FILE.npy");
   fzpc->add_option("--mutant", fzp->mutant, "the seeded bug the finding was made with");
+  fzpc->add_option("--seed", fzp->seed, "a crash finding: run this seed's iteration on the program");
+  fzpc->add_option("--backends", fzp->backends, "with --seed: the backends of the campaign");
 
   auto fzb = std::make_shared<FuzzBenchOptions>();
   auto* fzbc = fzc->add_subcommand("bench", "README figures: kill rate of the mutants, throughput");

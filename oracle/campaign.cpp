@@ -15,6 +15,8 @@
 #include <set>
 
 #include "oracle/campaign_store.h"
+#include "oracle/input_gen.h"
+#include "oracle/shrink.h"
 #include "semantics/npy.h"
 #include "semantics/printer.h"
 
@@ -317,10 +319,53 @@ class Collector {
   double last_progress_ = -1;
 };
 
+/// The text of how a worker ended: "" for a normal exit.
+std::string death_of(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : std::string());
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return "exit status " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+/// Whether the iteration of `seed` on program `p`, run in a forked child,
+/// ends the way `how` says: the same death_of text, or "hang" (still running
+/// after `timeout` seconds).
+bool dies_the_same(uint64_t seed, const sem::Program& p, const CampaignOptions& opt,
+                   const std::vector<BackendRunner>& runners, const std::string& how, double timeout) {
+  std::fflush(nullptr);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(0);
+    FuzzOptions fo = opt.fuzz;
+    fo.shrink = false;
+    fuzz_program(seed, p, fo, runners);
+    _exit(0);
+  }
+  auto start = Clock::now();
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) != pid) {
+    if (std::chrono::duration<double>(Clock::now() - start).count() > timeout) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return how == "hang";
+    }
+    usleep(1000);
+  }
+  return how != "hang" && death_of(status) == how;
+}
+
 /// The record of an iteration that died or hung: the program and pipeline
-/// of its seed (generation is deterministic) and the command that runs that
-/// one seed again.
-json crash_record(uint64_t seed, const CampaignOptions& opt, const std::string& what, const std::string& message) {
+/// of its seed (generation is deterministic), shrunk while the iteration on
+/// it still dies the same way (each try in a forked child; a hang is tried
+/// with a timeout of at most 5 s), and the command that replays it.
+json crash_record(uint64_t seed, const CampaignOptions& opt, const std::vector<BackendRunner>& runners,
+                  const std::string& how, const std::string& message) {
   IterationResult r;
   r.seed = seed;
   r.status = "finding";
@@ -329,16 +374,37 @@ json crash_record(uint64_t seed, const CampaignOptions& opt, const std::string& 
   r.backends.push_back("interp");
   Finding f;
   f.kind = FindingKind::Crash;
-  f.component = what;
+  f.component = how;
   f.pipeline = r.pipeline;
   f.message = message;
   f.program = generate_program(seed, opt.fuzz.gen);
-  r.finding = f;
   Reproducer rep;
   rep.stx = print_program(f.program);
   rep.size_before = rep.size_after = rep.stx.size();
-  rep.command = "stax fuzz --seed " + std::to_string(seed) + " --count 1 --backends " + opt.backends +
-                (opt.mutant.empty() ? "" : " --mutant " + opt.mutant);
+  double timeout = how == "hang" ? std::min(opt.iteration_timeout, 5.0) : std::max(opt.iteration_timeout, 1.0);
+  auto t = Clock::now();
+  if (opt.fuzz.shrink && dies_the_same(seed, f.program, opt, runners, how, timeout)) {
+    ShrinkTarget target;
+    target.fails = [&](const sem::Program& q, const sem::Inputs&) {
+      return dies_the_same(seed, q, opt, runners, how, timeout);
+    };
+    // The iteration draws its own inputs; these only keep the shrinker's
+    // bookkeeping well-typed.
+    target.fresh_inputs = [seed](const sem::Program& q) {
+      return std::vector<sem::Inputs>{generate_inputs(q, InputKind::Normal, seed)};
+    };
+    ShrinkOptions so;
+    so.max_seconds = opt.fuzz.shrink_seconds;
+    ShrinkResult s = shrink(f.program, generate_inputs(f.program, InputKind::Normal, seed), target, so);
+    rep.stx = print_program(s.program);
+    rep.size_after = rep.stx.size();
+    rep.tests = s.tests;
+  }
+  r.times.shrink = std::chrono::duration<double>(Clock::now() - t).count();
+  r.finding = f;
+  std::string backends = opt.backends + (opt.mutant.empty() ? "" : " --mutant " + opt.mutant);
+  rep.command = "stax fuzz replay repro.stx --seed " + std::to_string(seed) + " --backends " + backends +
+                "  # unshrunk: stax fuzz --seed " + std::to_string(seed) + " --count 1 --backends " + backends;
   return record(r, rep, opt.mutant);
 }
 
@@ -426,17 +492,6 @@ void take_lines(Worker& wk, Collector& c) {
   }
 }
 
-/// The text of how a worker ended: "" for a normal exit.
-std::string death_of(int status) {
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    const char* name = sigabbrev_np(sig);
-    return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : std::string());
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) return "exit status " + std::to_string(WEXITSTATUS(status));
-  return "";
-}
-
 /// A worker's pipe closed or its iteration timed out: reaps it; an iteration
 /// it left unfinished is a crash (or hang) finding, and the worker restarts
 /// after that seed.
@@ -453,7 +508,7 @@ std::optional<std::string> end_worker(Worker& wk, bool hung, int jobs, const Cam
   if (how.empty()) how = "exit before the end of its iteration";
   std::string message = hung ? "the iteration ran past " + std::to_string(int64_t(opt.iteration_timeout)) + " s"
                              : "the iteration died: " + how;
-  c.take(crash_record(*wk.running, opt, hung ? "hang" : how, message));
+  c.take(crash_record(*wk.running, opt, runners, hung ? "hang" : how, message));
   return start_worker(wk, jobs, opt, runners, done, pending);
 }
 

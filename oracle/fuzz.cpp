@@ -177,11 +177,18 @@ std::optional<std::string> reproduces(const Finding& f, const Program& q, const 
 }
 
 IterationResult fuzz_one(uint64_t seed, const FuzzOptions& opt, const std::vector<BackendRunner>& runners) {
-  IterationResult res;
-  res.seed = seed;
   auto t0 = Clock::now();
   Program p = generate_program(seed, opt.gen);
-  res.times.generate = since(t0);
+  double generate = since(t0);
+  IterationResult res = fuzz_program(seed, p, opt, runners);
+  res.times.generate = generate;
+  return res;
+}
+
+IterationResult fuzz_program(uint64_t seed, const Program& p, const FuzzOptions& opt,
+                             const std::vector<BackendRunner>& runners) {
+  IterationResult res;
+  res.seed = seed;
   std::vector<xform::Step> steps = random_pipeline(seed, opt);
   res.pipeline = join_steps(steps);
   res.backends.push_back("interp");  // the reference: T(P) always runs on it

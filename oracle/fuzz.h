@@ -92,6 +92,10 @@ std::string join_steps(const std::vector<xform::Step>& steps);
 /// The iteration for `seed`: deterministic (same seed, options, runners and
 /// active mutant: same result). Findings are not shrunk here (see shrink_finding).
 IterationResult fuzz_one(uint64_t seed, const FuzzOptions& opt, const std::vector<BackendRunner>& runners);
+/// The same iteration on a given program instead of the seed's: the seed's
+/// pipeline, inputs and backend trials (what a crash reproducer replays).
+IterationResult fuzz_program(uint64_t seed, const sem::Program& p, const FuzzOptions& opt,
+                             const std::vector<BackendRunner>& runners);
 
 /// Where two outcomes of the same program differ (bits per element, NaN ==
 /// NaN whatever the payload, ⊥ on one side only), or nullopt.

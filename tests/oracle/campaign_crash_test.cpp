@@ -13,6 +13,8 @@
 #include <functional>
 #include <string>
 
+#include <csignal>
+
 #include "oracle/campaign.h"
 #include "semantics/evaluator.h"
 #include "semantics/printer.h"
@@ -21,10 +23,22 @@ using namespace stax;
 
 namespace {
 
+void remove_db(const std::string& p) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p + suffix);
+}
+
+/// A scratch database, removed when the test's process ends.
 std::string temp_db(const std::string& stem) {
   auto p = std::filesystem::temp_directory_path() /
            ("stax-crash-test-" + std::to_string(::getpid()) + "-" + stem + ".db");
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + suffix);
+  remove_db(p.string());
+  static std::vector<std::string> made;
+  static struct Cleanup {
+    ~Cleanup() {
+      for (const std::string& d : made) remove_db(d);
+    }
+  } cleanup;
+  made.push_back(p.string());
   return p.string();
 }
 
@@ -35,6 +49,7 @@ oracle::BackendRunner planted(std::function<bool(const std::string&)> pick, int 
             if (pick(sem::print_program(p))) {
               if (sig == 0)
                 for (;;) ::pause();  // a hang
+              std::signal(sig, SIG_DFL);  // die plainly, not through Catch's report in this forked child
               ::raise(sig);
             }
             return sem::eval_ieee(p, in);
@@ -102,4 +117,26 @@ TEST_CASE("campaign: the same backend without the planted crash gives no crash f
   REQUIRE(!oracle::run_campaign(o, {planted([](const std::string&) { return false; }, SIGFPE)}, s));
   CHECK(s.programs == 24);
   CHECK(crashes(report(o.db), "") == 0);
+}
+
+TEST_CASE("campaign: a crash finding is shrunk while the iteration still dies the same way") {
+  oracle::CampaignOptions o = options("shrink", 1);
+  o.count = 6;
+  o.fuzz.shrink = true;
+  o.fuzz.shrink_seconds = 5;
+  auto has_map = [](const std::string& text) { return text.find("map(") != std::string::npos; };
+  oracle::CampaignSummary s;
+  REQUIRE(!oracle::run_campaign(o, {planted(has_map, SIGABRT)}, s));
+  nlohmann::json r = report(o.db);
+  int shrunk = 0;
+  for (const auto& f : r["findings"]) {
+    if (f["kind"].get<std::string>() != "crash") continue;
+    std::string repro = f["repro"].get<std::string>();
+    INFO(repro);
+    CHECK(has_map(repro));  // the planted cause survives
+    CHECK(f["size_after"].get<int64_t>() <= f["size_before"].get<int64_t>());
+    shrunk += f["size_after"].get<int64_t>() < f["size_before"].get<int64_t>();
+    CHECK(f["command"].get<std::string>().find("stax fuzz replay repro.stx --seed ") == 0);
+  }
+  CHECK(shrunk >= 1);
 }
