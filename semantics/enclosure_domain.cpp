@@ -196,25 +196,7 @@ EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType /*t
   const Value a = args[0];
   const Value b = args.size() > 1 ? args[1] : nullptr;
   const Value c = args.size() > 2 ? args[2] : nullptr;
-  if (op == ScalarOp::Select) {
-    for (size_t i = 0; i < n; ++i) o[i] = a[i].i ? b[i] : c[i];
-    return o;
-  }
-  if (is_bool(operand_tag)) {
-    for (size_t i = 0; i < n; ++i) o[i].i = bool_apply(op, a[i].i, b ? b[i].i : 0);
-    return o;
-  }
-  if (!is_float(operand_tag)) {
-    for (size_t i = 0; i < n; ++i) {
-      std::optional<int64_t> r = int_apply(op, operand_tag, a[i].i, b ? b[i].i : 0, c ? c[i].i : 0);
-      if (!r && fail_pos < 0) {
-        fail_pos = int64_t(i);
-        fail_reason = std::string("integer ") + std::string(op_name(op)) + " by zero";
-      }
-      o[i].i = r.value_or(0);
-    }
-    return o;
-  }
+  if (apply_exact(*this, op, operand_tag, o, a, b, c, n)) return o;
   bool cmp = op == ScalarOp::Eq || op == ScalarOp::Ne || op == ScalarOp::Lt || op == ScalarOp::Le ||
              op == ScalarOp::Gt || op == ScalarOp::Ge;
   for (size_t i = 0; i < n; ++i) {
@@ -349,14 +331,8 @@ EnclosureOutcome eval_enclosure(const Program& p, const Inputs& in, long precisi
   mpfr_set_emax(RealDomain::kMaxExponent);
   mpfr_set_emin(-RealDomain::kMaxExponent);
   EnclosureDomain dom(precision);
-  TensorEvaluator<EnclosureDomain> ev(dom, kMaxEnclosureElements);
-  for (const Input& i : p.inputs) {
-    if (in.at(i.name).size() > kMaxEnclosureElements)
-      throw ResourceError{"input '" + i.name + "' is too large for the Real domain"};
-    ev.env[i.name].push_back(std::make_shared<const EncTensor>(dom.from_tensor(in.at(i.name))));
-  }
   EnclosureOutcome out;
-  run_bindings(ev, p, out.failure, out.outputs);
+  run_converted(dom, p, in, kMaxEnclosureElements, "Real domain's enclosures", out);
   out.indeterminate = dom.indeterminate;
   return out;
 }

@@ -22,38 +22,29 @@
 #include <string>
 #include <vector>
 
+#include "semantics/big_value.h"
 #include "semantics/evaluator.h"
 
 namespace stax::sem {
 
-/// One value: an interval for float tags, an exact integer for int/bool.
-struct EVal {
-  mpfi_t f;
-  int64_t i = 0;
-  explicit EVal(mpfr_prec_t prec = 256) {
+struct MpfiOps {
+  using type = mpfi_t;
+  static void init(mpfi_ptr f, long prec) {
     mpfi_init2(f, prec);
     mpfi_set_si(f, 0);
   }
-  EVal(const EVal& o) : i(o.i) {
-    mpfi_init2(f, mpfi_get_prec(o.f));
-    mpfi_set(f, o.f);
+  static void init_copy(mpfi_ptr f, mpfi_srcptr o) {
+    mpfi_init2(f, mpfi_get_prec(o));
+    mpfi_set(f, o);
   }
-  EVal(EVal&& o) noexcept : i(o.i) {
-    mpfi_init2(f, mpfi_get_prec(o.f));
-    mpfi_swap(f, o.f);
-  }
-  EVal& operator=(const EVal& o) {
-    mpfi_set(f, o.f);
-    i = o.i;
-    return *this;
-  }
-  EVal& operator=(EVal&& o) noexcept {
-    mpfi_swap(f, o.f);
-    i = o.i;
-    return *this;
-  }
-  ~EVal() { mpfi_clear(f); }
+  static long prec(mpfi_srcptr f) { return long(mpfi_get_prec(f)); }
+  static void set(mpfi_ptr f, mpfi_srcptr o) { mpfi_set(f, o); }
+  static void swap(mpfi_ptr a, mpfi_ptr b) { mpfi_swap(a, b); }
+  static void clear(mpfi_ptr f) { mpfi_clear(f); }
 };
+
+/// One value: an interval for float tags, an exact integer for int/bool.
+using EVal = BigValue<MpfiOps>;
 
 struct EncTensor {
   DType dtype = DType::F32;

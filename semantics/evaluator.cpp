@@ -46,14 +46,8 @@ IeeeOutcome eval_ieee(const Program& p, const Inputs& in) {
 
 RealOutcome eval_real(const Program& p, const Inputs& in, long precision) {
   RealDomain dom(precision);
-  TensorEvaluator<RealDomain> ev(dom, kMaxRealElements);
-  for (const Input& i : p.inputs) {
-    if (in.at(i.name).size() > kMaxRealElements)
-      throw ResourceError{"input '" + i.name + "' is too large for the Real domain"};
-    ev.env[i.name].push_back(std::make_shared<const RealTensor>(dom.from_tensor(in.at(i.name))));
-  }
   RealOutcome out;
-  run_bindings(ev, p, out.failure, out.outputs);
+  run_converted(dom, p, in, kMaxRealElements, "Real domain", out);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "semantics/dtype.h"
 #include "semantics/ieee_scalar.h"
@@ -82,5 +83,31 @@ inline int64_t int_fold(RedOp op, int64_t acc, int64_t x, DType tag) {
 /// The integer range of a tag, for a float truncated into it.
 inline int64_t int_min(DType to) { return to == DType::I32 ? INT32_MIN : INT64_MIN; }
 inline int64_t int_max(DType to) { return to == DType::I32 ? INT32_MAX : INT64_MAX; }
+
+/// The exact part of a scalar op over a block of n values of a
+/// multiprecision domain (`.i` holds integers and bools): select, bool and
+/// integer ops, a division by zero noted in the domain's fail_pos and
+/// fail_reason. Returns false for a float op, which is the caller's.
+template <class D, class V>
+bool apply_exact(D& dom, ScalarOp op, DType operand_tag, V* o, const V* a, const V* b, const V* c, size_t n) {
+  if (op == ScalarOp::Select) {
+    for (size_t i = 0; i < n; ++i) o[i] = a[i].i ? b[i] : c[i];
+    return true;
+  }
+  if (is_bool(operand_tag)) {
+    for (size_t i = 0; i < n; ++i) o[i].i = bool_apply(op, a[i].i, b ? b[i].i : 0);
+    return true;
+  }
+  if (is_float(operand_tag)) return false;
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<int64_t> r = int_apply(op, operand_tag, a[i].i, b ? b[i].i : 0, c ? c[i].i : 0);
+    if (!r && dom.fail_pos < 0) {
+      dom.fail_pos = int64_t(i);
+      dom.fail_reason = "integer " + std::string(op_name(op)) + " by zero";
+    }
+    o[i].i = r.value_or(0);
+  }
+  return true;
+}
 
 }  // namespace stax::sem

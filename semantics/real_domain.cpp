@@ -81,26 +81,7 @@ RealDomain::Value RealDomain::apply(size_t reg, ScalarOp op, DType /*tag*/, DTyp
   const Value b = args.size() > 1 ? args[1] : nullptr;
   const Value c = args.size() > 2 ? args[2] : nullptr;
   const auto R = MPFR_RNDN;
-  if (op == ScalarOp::Select) {
-    for (size_t i = 0; i < n; ++i) o[i] = a[i].i ? b[i] : c[i];
-    return o;
-  }
-  if (is_bool(operand_tag)) {
-    for (size_t i = 0; i < n; ++i) o[i].i = bool_apply(op, a[i].i, b ? b[i].i : 0);
-    return o;
-  }
-  if (!floaty(operand_tag)) {
-    // Integers: exact, with the same wrap-around and ⊥ as Ieee.
-    for (size_t i = 0; i < n; ++i) {
-      std::optional<int64_t> r = int_apply(op, operand_tag, a[i].i, b ? b[i].i : 0, c ? c[i].i : 0);
-      if (!r && fail_pos < 0) {
-        fail_pos = int64_t(i);
-        fail_reason = std::string("integer ") + std::string(op_name(op)) + " by zero";
-      }
-      o[i].i = r.value_or(0);
-    }
-    return o;
-  }
+  if (apply_exact(*this, op, operand_tag, o, a, b, c, n)) return o;
   for (size_t i = 0; i < n; ++i) {
     mpfr_ptr r = o[i].f;
     mpfr_srcptr x = a[i].f;

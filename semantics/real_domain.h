@@ -10,40 +10,31 @@
 #include <string>
 #include <vector>
 
+#include "semantics/big_value.h"
 #include "semantics/ir.h"
 #include "semantics/tensor.h"
 
 namespace stax::sem {
 
-/// One value of the Real domain: an MPFR number for float tags, an exact
-/// integer for int/bool tags.
-struct RVal {
-  mpfr_t f;
-  int64_t i = 0;
-  explicit RVal(mpfr_prec_t prec = 256) {
+struct MpfrOps {
+  using type = mpfr_t;
+  static void init(mpfr_ptr f, long prec) {
     mpfr_init2(f, prec);
     mpfr_set_zero(f, 1);
   }
-  RVal(const RVal& o) : i(o.i) {
-    mpfr_init2(f, mpfr_get_prec(o.f));
-    mpfr_set(f, o.f, MPFR_RNDN);
+  static void init_copy(mpfr_ptr f, mpfr_srcptr o) {
+    mpfr_init2(f, mpfr_get_prec(o));
+    mpfr_set(f, o, MPFR_RNDN);
   }
-  RVal(RVal&& o) noexcept : i(o.i) {
-    mpfr_init2(f, mpfr_get_prec(o.f));
-    mpfr_swap(f, o.f);
-  }
-  RVal& operator=(const RVal& o) {
-    mpfr_set(f, o.f, MPFR_RNDN);
-    i = o.i;
-    return *this;
-  }
-  RVal& operator=(RVal&& o) noexcept {
-    mpfr_swap(f, o.f);
-    i = o.i;
-    return *this;
-  }
-  ~RVal() { mpfr_clear(f); }
+  static long prec(mpfr_srcptr f) { return long(mpfr_get_prec(f)); }
+  static void set(mpfr_ptr f, mpfr_srcptr o) { mpfr_set(f, o, MPFR_RNDN); }
+  static void swap(mpfr_ptr a, mpfr_ptr b) { mpfr_swap(a, b); }
+  static void clear(mpfr_ptr f) { mpfr_clear(f); }
 };
+
+/// One value of the Real domain: an MPFR number for float tags, an exact
+/// integer for int/bool tags.
+using RVal = BigValue<MpfrOps>;
 
 struct RealTensor {
   DType dtype = DType::F32;

@@ -296,4 +296,18 @@ void run_bindings(TensorEvaluator<D>& ev, const Program& p, std::optional<Failur
   for (const std::string& o : p.outputs) outputs[o] = ev.lookup(o);
 }
 
+/// Evaluates a program in a domain whose tensors are converted from the
+/// inputs (`dom.from_tensor`): the Real domain and its enclosures. At most
+/// `limit` elements per input (ResourceError naming `domain` beyond).
+template <class D, class Outcome>
+void run_converted(D& dom, const Program& p, const Inputs& in, int64_t limit, const char* domain, Outcome& out) {
+  TensorEvaluator<D> ev(dom, limit);
+  for (const Input& i : p.inputs) {
+    if (in.at(i.name).size() > limit)
+      throw ResourceError{"input '" + i.name + "' is too large for the " + domain};
+    ev.env[i.name].push_back(std::make_shared<const typename D::TensorT>(dom.from_tensor(in.at(i.name))));
+  }
+  run_bindings(ev, p, out.failure, out.outputs);
+}
+
 }  // namespace stax::sem
