@@ -37,20 +37,6 @@ void hull_max(EVal& o, const EVal& a, const EVal& b, bool is_max) {
 
 }  // namespace
 
-std::vector<EnclosureDomain::Buf> EnclosureDomain::make_regs(size_t count) const {
-  std::vector<Buf> regs(count);
-  for (Buf& b : regs) b.v.assign(kBlock, EVal(prec_));
-  return regs;
-}
-
-EncTensor EnclosureDomain::make_tensor(DType t, Shape s) const {
-  EncTensor r;
-  r.dtype = t;
-  r.shape = std::move(s);
-  r.data.assign(size_t(num_elements(r.shape)), EVal(prec_));
-  return r;
-}
-
 void EnclosureDomain::set_const(EVal& v, const Const& c) const {
   if (is_float(c.dtype)) mpfi_set_d(v.f, c.as_double());
   else v.i = c.as_int();
@@ -64,10 +50,6 @@ EnclosureDomain::Value EnclosureDomain::constant(size_t reg, const Const& c, DTy
 
 void EnclosureDomain::fill(Value dst, const Const& c, size_t cnt) {
   for (size_t i = 0; i < cnt; ++i) set_const(dst[i], c);
-}
-
-void EnclosureDomain::copy(Value dst, Value src, DType, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) dst[i] = src[i];
 }
 
 std::optional<bool> EnclosureDomain::compare(ScalarOp op, mpfi_srcptr a, mpfi_srcptr b) {
@@ -244,15 +226,6 @@ EnclosureDomain::Value EnclosureDomain::cast(size_t reg, const Value& v, DType f
   return o;
 }
 
-void EnclosureDomain::load(Value dst, const EncTensor& t, const int64_t* off, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) dst[i] = t.data[size_t(off[i])];
-}
-void EnclosureDomain::load_range(Value dst, const EncTensor& t, int64_t start, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) dst[i] = t.data[size_t(start) + i];
-}
-void EnclosureDomain::store(Value src, EncTensor& t, int64_t start, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) t.data[size_t(start) + i] = src[i];
-}
 void EnclosureDomain::from_int64(Value dst, const int64_t* v, size_t cnt, DType tag) {
   for (size_t i = 0; i < cnt; ++i) {
     if (is_float(tag)) mpfi_set_si(dst[i].f, long(v[i]));

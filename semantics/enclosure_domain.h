@@ -46,41 +46,18 @@ struct MpfiOps {
 /// One value: an interval for float tags, an exact integer for int/bool.
 using EVal = BigValue<MpfiOps>;
 
-struct EncTensor {
-  DType dtype = DType::F32;
-  Shape shape;
-  std::vector<EVal> data;
-  int64_t size() const { return num_elements(shape); }
-};
+using EncTensor = BigTensor<EVal>;
 
-class EnclosureDomain {
+class EnclosureDomain : public BigDomain<EVal> {
  public:
-  using Value = EVal*;
-  using TensorT = EncTensor;
-  static constexpr size_t kBlock = 256;
-  struct Buf {
-    std::vector<EVal> v;
-  };
+  explicit EnclosureDomain(mpfr_prec_t prec = 256) : BigDomain(prec), tmp_(prec) {}
 
-  explicit EnclosureDomain(mpfr_prec_t prec = 256) : prec_(prec), tmp_(prec) {}
-  std::vector<Buf> make_regs(size_t count) const;
-  static Value value_of(Buf& b) { return b.v.data(); }
-
-  Value param(size_t, size_t, const Value& a) { return a; }
   Value constant(size_t reg, const Const& c, DType tag);
   Value apply(size_t reg, ScalarOp op, DType tag, DType operand_tag, std::span<const Value> args);
   Value cast(size_t reg, const Value& v, DType from, DType to);
-
-  void load(Value dst, const EncTensor& t, const int64_t* offsets, size_t n);
-  void load_range(Value dst, const EncTensor& t, int64_t start, size_t n);
-  void store(Value src, EncTensor& t, int64_t start, size_t n);
-  void round_to_tag(Value, DType, size_t) {}  // float casts are the identity on reals
   void from_int64(Value dst, const int64_t* v, size_t n, DType tag);
   void scale_pow2(Value v, DType tag, int e, size_t n);
   void fill(Value dst, const Const& c, size_t n);
-  void copy(Value dst, Value src, DType tag, size_t n);
-  int64_t read_int(const EncTensor& t, int64_t off) const { return t.data[size_t(off)].i; }
-  EncTensor make_tensor(DType t, Shape s) const;
 
   struct RedState {
     RedOp op;
@@ -95,11 +72,6 @@ class EnclosureDomain {
 
   EncTensor from_tensor(const Tensor& t) const;
 
-  Buf* regs = nullptr;
-  uint8_t* const_ready = nullptr;  ///< unused
-  size_t n = 0;
-  int64_t fail_pos = -1;
-  std::string fail_reason;
   /// Set by the first discontinuity an enclosure straddles (see the file comment).
   std::optional<std::string> indeterminate;
 
@@ -112,7 +84,6 @@ class EnclosureDomain {
   /// do not decide it.
   std::optional<bool> compare(ScalarOp op, mpfi_srcptr a, mpfi_srcptr b);
   void float_op(ScalarOp op, EVal& o, const EVal& a, const EVal* b, const EVal* c);
-  mpfr_prec_t prec_;
   EVal tmp_;
 };
 

@@ -36,23 +36,9 @@ int64_t trunc_to_int(const mpfr_t x, DType to) {
 
 }  // namespace
 
-RealDomain::RealDomain(mpfr_prec_t prec) : prec_(prec), tmp_(prec), tmp2_(prec) {
+RealDomain::RealDomain(mpfr_prec_t prec) : BigDomain(prec), tmp_(prec), tmp2_(prec) {
   mpfr_set_emax(kMaxExponent);
   mpfr_set_emin(-kMaxExponent);
-}
-
-std::vector<RealDomain::Buf> RealDomain::make_regs(size_t count) const {
-  std::vector<Buf> regs(count);
-  for (Buf& b : regs) b.v.assign(kBlock, RVal(prec_));
-  return regs;
-}
-
-RealTensor RealDomain::make_tensor(DType t, Shape s) const {
-  RealTensor r;
-  r.dtype = t;
-  r.shape = std::move(s);
-  r.data.assign(size_t(num_elements(r.shape)), RVal(prec_));
-  return r;
 }
 
 void RealDomain::set_const(RVal& v, const Const& c) const {
@@ -68,10 +54,6 @@ RealDomain::Value RealDomain::constant(size_t reg, const Const& c, DType) {
 
 void RealDomain::fill(Value dst, const Const& c, size_t cnt) {
   for (size_t i = 0; i < cnt; ++i) set_const(dst[i], c);
-}
-
-void RealDomain::copy(Value dst, Value src, DType, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) dst[i] = src[i];
 }
 
 RealDomain::Value RealDomain::apply(size_t reg, ScalarOp op, DType /*tag*/, DType operand_tag,
@@ -165,15 +147,6 @@ RealDomain::Value RealDomain::cast(size_t reg, const Value& v, DType from, DType
   return o;
 }
 
-void RealDomain::load(Value dst, const RealTensor& t, const int64_t* off, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) dst[i] = t.data[size_t(off[i])];
-}
-void RealDomain::load_range(Value dst, const RealTensor& t, int64_t start, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) dst[i] = t.data[size_t(start) + i];
-}
-void RealDomain::store(Value src, RealTensor& t, int64_t start, size_t cnt) {
-  for (size_t i = 0; i < cnt; ++i) t.data[size_t(start) + i] = src[i];
-}
 void RealDomain::from_int64(Value dst, const int64_t* v, size_t cnt, DType tag) {
   for (size_t i = 0; i < cnt; ++i) {
     if (floaty(tag)) mpfr_set_si(dst[i].f, v[i], MPFR_RNDN);
