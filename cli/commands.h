@@ -78,6 +78,19 @@ struct LowerCommandOptions {
 /// text's policies (seed 6.1-6.8); --check compares it with the eager lowering.
 int lower_command(const LowerCommandOptions& o);
 
+struct PartitionCommandOptions {
+  std::string graph;                ///< a joint graph (autodiff/joint_graph.h)
+  std::string strategy = "min-cut"; ///< min-cut, save-all, recompute-all
+  bool json = false;
+  bool verify = true;  ///< run the forward and backward graphs against the joint graph
+  int trials = 8;
+  uint64_t seed = 1;
+};
+/// `stax partition`: the min-cut partition of a joint graph (seed 5.4-5.5):
+/// the network as Table 5.1, the flow, the cut, the two graphs, and the check
+/// that running them in turn gives the joint graph's bits.
+int partition_command(const PartitionCommandOptions& o);
+
 struct BoundCommandOptions {
   std::string file, transform;      ///< without a transform: P as written
   std::vector<std::string> inputs;  ///< NAME=FILE.npy
