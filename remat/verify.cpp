@@ -18,8 +18,12 @@ std::string_view verify_status_name(VerifyStatus s) {
 
 namespace {
 
-std::variant<sem::Program, std::string> lower_eager(const compiler::Graph& g) {
-  auto l = compiler::lower_graph(g, {compiler::Device{}, true});
+/// Lowers a graph built in memory after a round trip through its JSON form,
+/// which checks what parse_graph checks (names, references, cycles).
+std::variant<sem::Program, std::string> lower_eager(const compiler::Graph& g0) {
+  auto parsed = compiler::parse_graph(compiler::graph_to_json(g0).dump(), g0.file);
+  if (auto* e = std::get_if<compiler::GraphError>(&parsed)) return e->str();
+  auto l = compiler::lower_graph(std::get<compiler::Graph>(parsed), {compiler::Device{}, true});
   if (auto* e = std::get_if<compiler::GraphError>(&l)) return e->str();
   return std::get<compiler::Lowered>(std::move(l)).program;
 }
