@@ -51,21 +51,38 @@ struct Builder {
   const JointGraph& jg;
   const TypeMap& types;
   Network net;
-  // Every joint node by name: its class and its backward users.
-  std::map<std::string, OpClass> cls_of;
-  std::map<std::string, std::vector<std::string>> bw_users;  // joint value -> backward nodes reading it
+  // Every input and node of the joint graph by id (inputs first): its class,
+  // its forward value (-1: none) and the backward nodes that read it.
+  std::unordered_map<std::string, int> jid;
+  std::vector<OpClass> cls;
+  std::vector<int> value_of;
+  std::vector<std::vector<int>> bw_users;
+  std::vector<int> jid_of_value;
 
   Builder(const JointGraph& j, const TypeMap& t) : jg(j), types(t) {}
 
   GraphError err(const std::string& node, const std::string& msg) const { return {jg.graph.file, node, msg}; }
 
   std::optional<GraphError> collect() {
-    std::set<std::string> primals(jg.primals.begin(), jg.primals.end());
-    std::set<std::string> tangents(jg.tangents.begin(), jg.tangents.end());
-    for (const auto& in : jg.graph.inputs)
-      if (!primals.count(in.name) && !tangents.count(in.name))
-        return err(in.name, "an input of a joint graph must be listed in \"primals\" or \"tangents\"");
-    auto add_value = [&](const std::string& name, const std::string& op, OpClass c, bool primal) -> std::optional<GraphError> {
+    const auto& g = jg.graph;
+    const size_t ni = g.inputs.size(), nn = g.nodes.size();
+    jid.reserve(ni + nn);
+    for (size_t i = 0; i < ni; ++i) jid[g.inputs[i].name] = int(i);
+    for (size_t i = 0; i < nn; ++i) jid[g.nodes[i].name] = int(ni + i);
+    cls.assign(ni + nn, OpClass::Pointwise);
+    value_of.assign(ni + nn, -1);
+    bw_users.assign(ni + nn, {});
+    std::vector<char> is_primal(ni, 0), is_tangent(ni, 0);
+    for (const auto* list : {&jg.primals, &jg.tangents})
+      for (const std::string& n : *list) {
+        auto it = jid.find(n);
+        if (it == jid.end() || size_t(it->second) >= ni) return err(n, "primals and tangents must be inputs of the graph");
+        (list == &jg.primals ? is_primal : is_tangent)[size_t(it->second)] = 1;
+      }
+    for (size_t i = 0; i < ni; ++i)
+      if (!is_primal[i] && !is_tangent[i])
+        return err(g.inputs[i].name, "an input of a joint graph must be listed in \"primals\" or \"tangents\"");
+    auto add_value = [&](int j, const std::string& name, const std::string& op, OpClass c, bool primal) -> std::optional<GraphError> {
       auto t = types.find(name);
       if (t == types.end()) return err(name, "the forward value has no type (its shape was not inferred)");
       Value v;
@@ -77,32 +94,41 @@ struct Builder {
       v.type = t->second;
       v.bytes = bytes_of(t->second);
       net.index[name] = int(net.values.size());
+      value_of[size_t(j)] = int(net.values.size());
+      jid_of_value.push_back(j);
       net.values.push_back(std::move(v));
       return std::nullopt;
     };
-    for (const auto& in : jg.graph.inputs)
-      if (primals.count(in.name))
-        if (auto e = add_value(in.name, "", OpClass::Pointwise, true)) return e;
-    for (size_t i = 0; i < jg.graph.nodes.size(); ++i) {
-      const compiler::Node& n = jg.graph.nodes[i];
+    net.index.reserve(ni + nn);
+    for (size_t i = 0; i < ni; ++i)
+      if (is_primal[i])
+        if (auto e = add_value(int(i), g.inputs[i].name, "", OpClass::Pointwise, true)) return e;
+    std::vector<int> refs;
+    for (size_t i = 0; i < nn; ++i) {
+      const compiler::Node& n = g.nodes[i];
+      const int self = int(ni + i);
       auto c = op_class(n.op);
       if (!c) return err(n.name, "(" + n.op + ") unknown operator: the partition has no class for it (remat/op_class.cpp)");
-      cls_of[n.name] = *c;
+      cls[size_t(self)] = *c;
+      refs.clear();
+      for (const std::string& r : compiler::node_refs(n)) {
+        auto it = jid.find(r);
+        if (it == jid.end()) return err(n.name, "(" + n.op + ") reads '" + r + "', which is no input or node");
+        int k = it->second;
+        if (std::find(refs.begin(), refs.end(), k) == refs.end()) refs.push_back(k);
+      }
       if (jg.phase[i] == Phase::Backward) {
-        std::set<std::string> seen;
-        for (const std::string& r : compiler::node_refs(n))
-          if (seen.insert(r).second) bw_users[r].push_back(n.name);
+        for (int k : refs) bw_users[size_t(k)].push_back(self);
         continue;
       }
       std::vector<int> preds;
-      for (const std::string& r : compiler::node_refs(n)) {
-        auto it = net.index.find(r);
-        if (it == net.index.end())
-          return err(n.name, "(" + n.op + ") a forward node reads '" + r + "', which is " +
-                                 (tangents.count(r) ? "a tangent" : "a backward value"));
-        if (std::find(preds.begin(), preds.end(), it->second) == preds.end()) preds.push_back(it->second);
+      for (int k : refs) {
+        if (value_of[size_t(k)] < 0)
+          return err(n.name, "(" + n.op + ") a forward node reads '" + (size_t(k) < ni ? g.inputs[size_t(k)].name : g.nodes[size_t(k) - ni].name) +
+                                 "', which is " + (size_t(k) < ni ? "a tangent" : "a backward value"));
+        preds.push_back(value_of[size_t(k)]);
       }
-      if (auto e = add_value(n.name, n.op, *c, false)) return e;
+      if (auto e = add_value(self, n.name, n.op, *c, false)) return e;
       Value& v = net.values.back();
       v.preds = preds;
       for (int p : preds) {
@@ -111,31 +137,33 @@ struct Builder {
       }
     }
     size_t nf = jg.forward_outputs.size();
-    for (size_t k = 0; k < jg.graph.outputs.size(); ++k) {
-      auto it = net.index.find(jg.graph.outputs[k]);
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      auto it = net.index.find(g.outputs[k]);
       if (it == net.index.end()) continue;
       if (k < nf) net.values[size_t(it->second)].forward_output = true;
       else net.values[size_t(it->second)].in_b = true;  // a gradient that is a forward value
     }
     for (const std::string& o : jg.forward_outputs)
-      if (net.index.count(o)) net.values[size_t(net.index[o])].forward_output = true;
+      if (auto it = net.index.find(o); it != net.index.end()) net.values[size_t(it->second)].forward_output = true;
     return std::nullopt;
   }
+
+  bool read_by_backward(const Value& v) const { return !bw_users[size_t(jid_of_value[size_t(v.fw_order)])].empty(); }
 
   /// Rule 2: a backward user, seen through backward views, cannot fuse with v.
   bool materialized_backward(const Value& v) const {
     if (v.cls == OpClass::View) return false;
-    std::vector<std::pair<std::string, OpClass>> work = {{v.name, v.cls}};
-    std::set<std::string> seen;
+    std::vector<int> work = {jid_of_value[size_t(v.fw_order)]};
+    std::vector<int> seen;
     while (!work.empty()) {
-      auto [cur, c] = work.back();
+      int cur = work.back();
       work.pop_back();
-      auto it = bw_users.find(cur);
-      if (it == bw_users.end()) continue;
-      for (const std::string& u : it->second) {
-        OpClass uc = cls_of.at(u);
-        if (!fusible(c, uc)) return true;
-        if (uc == OpClass::View && seen.insert(u).second) work.push_back({u, uc});
+      for (int u : bw_users[size_t(cur)]) {
+        if (!fusible(cls[size_t(cur)], cls[size_t(u)])) return true;
+        if (cls[size_t(u)] == OpClass::View && std::find(seen.begin(), seen.end(), u) == seen.end()) {
+          seen.push_back(u);
+          work.push_back(u);
+        }
       }
     }
     return false;
@@ -146,10 +174,10 @@ struct Builder {
     std::vector<int> d(net.values.size(), kInf);
     for (size_t i = net.values.size(); i-- > 0;) {
       Value& v = net.values[i];
-      if (v.in_b || bw_users.count(v.name)) d[i] = 1;
+      if (v.in_b || read_by_backward(v)) d[i] = 1;
       for (int u : v.fw_users)
         if (d[size_t(u)] != kInf) d[i] = std::min(d[i], d[size_t(u)] + 1);
-      if (bw_users.count(v.name)) v.in_b = true;
+      if (read_by_backward(v)) v.in_b = true;
       v.distance = d[i] == kInf ? kMaxDistance : std::clamp(d[i], 1, kMaxDistance);
     }
   }

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -69,7 +70,7 @@ constexpr int64_t kInfinite = INT64_MAX;
 
 struct Network {
   std::vector<Value> values;  ///< forward values in topological order, primals first
-  std::map<std::string, int> index;
+  std::unordered_map<std::string, int> index;
   const Value& at(const std::string& n) const { return values[size_t(index.at(n))]; }
 };
 

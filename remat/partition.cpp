@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace stax::remat {
 
@@ -52,74 +54,97 @@ std::variant<Partition, GraphError> split(const JointGraph& jg, const Network& n
   const compiler::Graph& g = jg.graph;
   Partition p;
   p.strategy = s;
-  std::set<std::string> saved_set;
+  // Every input and node by id: inputs first, then nodes in order.
+  const size_t ni = g.inputs.size(), nn = g.nodes.size();
+  std::unordered_map<std::string, size_t> id;
+  id.reserve(ni + nn);
+  for (size_t i = 0; i < ni; ++i) id[g.inputs[i].name] = i;
+  for (size_t i = 0; i < nn; ++i) id[g.nodes[i].name] = ni + i;
+  auto lookup = [&](const std::string& n) -> std::optional<size_t> {
+    auto it = id.find(n);
+    if (it == id.end()) return std::nullopt;
+    return it->second;
+  };
+  std::vector<char> is_primal(ni, 0), is_tangent(ni, 0), is_saved(ni + nn, 0);
+  for (const std::string& n : jg.primals)
+    if (auto k = lookup(n); k && *k < ni) is_primal[*k] = 1;
+  for (const std::string& n : jg.tangents)
+    if (auto k = lookup(n); k && *k < ni) is_tangent[*k] = 1;
   for (const std::string& n : saved) {
     auto it = net.index.find(n);
     if (it == net.index.end()) return GraphError{g.file, n, "a saved value must be a forward value"};
-    if (net.values[size_t(it->second)].primal) continue;
-    if (saved_set.insert(n).second) {
+    const Value& v = net.values[size_t(it->second)];
+    if (v.primal) continue;
+    size_t k = id.at(n);
+    if (!is_saved[k]) {
+      is_saved[k] = 1;
       p.saved.push_back(n);
-      p.saved_bytes += net.values[size_t(it->second)].bytes;
+      p.saved_bytes += v.bytes;
     }
   }
-  std::map<std::string, const compiler::Node*> node_of;
-  std::map<std::string, Phase> phase_of;
-  for (size_t i = 0; i < g.nodes.size(); ++i) node_of[g.nodes[i].name] = &g.nodes[i], phase_of[g.nodes[i].name] = jg.phase[i];
-  std::set<std::string> primals(jg.primals.begin(), jg.primals.end());
-  std::set<std::string> tangents(jg.tangents.begin(), jg.tangents.end());
+  std::vector<std::vector<size_t>> refs(nn);
+  for (size_t i = 0; i < nn; ++i)
+    for (const std::string& r : compiler::node_refs(g.nodes[i]))
+      if (auto k = lookup(r)) refs[i].push_back(*k);
   size_t nf = jg.forward_outputs.size();
   if (g.outputs.size() < nf || !std::equal(jg.forward_outputs.begin(), jg.forward_outputs.end(), g.outputs.begin()))
     return GraphError{g.file, "", "the joint graph's outputs must start with its forward outputs"};
 
   // Forward graph: everything the forward outputs and the saved values need.
-  std::set<std::string> fw_needed;
-  std::vector<std::string> work(jg.forward_outputs.begin(), jg.forward_outputs.end());
-  work.insert(work.end(), p.saved.begin(), p.saved.end());
+  std::vector<char> fw_needed(nn, 0);
+  std::vector<size_t> work;
+  for (const std::string& n : jg.forward_outputs)
+    if (auto k = lookup(n)) work.push_back(*k);
+  for (const std::string& n : p.saved) work.push_back(id.at(n));
   while (!work.empty()) {
-    std::string n = work.back();
+    size_t k = work.back();
     work.pop_back();
-    auto it = node_of.find(n);
-    if (it == node_of.end() || !fw_needed.insert(n).second) continue;
-    if (phase_of[n] != Phase::Forward) return GraphError{g.file, n, "a forward output is computed by the backward"};
-    for (const std::string& r : compiler::node_refs(*it->second)) work.push_back(r);
+    if (k < ni || fw_needed[k - ni]) continue;
+    if (jg.phase[k - ni] != Phase::Forward)
+      return GraphError{g.file, g.nodes[k - ni].name, "a forward output is computed by the backward"};
+    fw_needed[k - ni] = 1;
+    for (size_t r : refs[k - ni]) work.push_back(r);
   }
   p.forward.file = g.file;
-  for (const auto& in : g.inputs)
-    if (primals.count(in.name)) p.forward.inputs.push_back(in);
-  for (const compiler::Node& n : g.nodes)
-    if (fw_needed.count(n.name)) p.forward.nodes.push_back(n);
+  for (size_t i = 0; i < ni; ++i)
+    if (is_primal[i]) p.forward.inputs.push_back(g.inputs[i]);
+  for (size_t i = 0; i < nn; ++i)
+    if (fw_needed[i]) p.forward.nodes.push_back(g.nodes[i]);
   p.forward.outputs = jg.forward_outputs;
+  std::unordered_set<std::string> fw_outputs(jg.forward_outputs.begin(), jg.forward_outputs.end());
   for (const std::string& n : p.saved)
-    if (std::find(p.forward.outputs.begin(), p.forward.outputs.end(), n) == p.forward.outputs.end())
-      p.forward.outputs.push_back(n);
+    if (fw_outputs.insert(n).second) p.forward.outputs.push_back(n);
 
   // Backward graph: its nodes, plus the forward nodes it recomputes.
-  std::set<std::string> bw_nodes, used_inputs;
-  work.assign(g.outputs.begin() + long(nf), g.outputs.end());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (jg.phase[i] == Phase::Backward) work.push_back(g.nodes[i].name);
+  std::vector<char> in_bw(nn, 0), used(ni + nn, 0);
+  work.clear();
+  for (size_t o = nf; o < g.outputs.size(); ++o)
+    if (auto k = lookup(g.outputs[o])) work.push_back(*k);
+  for (size_t i = 0; i < nn; ++i)
+    if (jg.phase[i] == Phase::Backward) work.push_back(ni + i);
   while (!work.empty()) {
-    std::string n = work.back();
+    size_t k = work.back();
     work.pop_back();
-    if (saved_set.count(n) || primals.count(n) || tangents.count(n)) {
-      used_inputs.insert(n);
+    if (is_saved[k] || k < ni) {
+      used[k] = 1;
       continue;
     }
-    auto it = node_of.find(n);
-    if (it == node_of.end() || !bw_nodes.insert(n).second) continue;
-    for (const std::string& r : compiler::node_refs(*it->second)) work.push_back(r);
+    if (in_bw[k - ni]) continue;
+    in_bw[k - ni] = 1;
+    for (size_t r : refs[k - ni]) work.push_back(r);
   }
   p.backward.file = g.file;
   for (const std::string& n : p.saved)
-    if (used_inputs.count(n)) p.backward.inputs.push_back({n, net.at(n).type});
-  for (const auto& in : g.inputs)
-    if (used_inputs.count(in.name)) p.backward.inputs.push_back(in);
-  for (const auto& in : g.inputs)
-    if (primals.count(in.name) && used_inputs.count(in.name)) p.primals_read.push_back(in.name);
-  for (const compiler::Node& n : g.nodes)
-    if (bw_nodes.count(n.name)) {
-      p.backward.nodes.push_back(n);
-      if (phase_of[n.name] == Phase::Forward) p.recomputed.push_back(n.name);
+    if (used[id.at(n)]) p.backward.inputs.push_back({n, net.at(n).type});
+  for (size_t i = 0; i < ni; ++i)
+    if (used[i]) {
+      p.backward.inputs.push_back(g.inputs[i]);
+      if (is_primal[i]) p.primals_read.push_back(g.inputs[i].name);
+    }
+  for (size_t i = 0; i < nn; ++i)
+    if (in_bw[i]) {
+      p.backward.nodes.push_back(g.nodes[i]);
+      if (jg.phase[i] == Phase::Forward) p.recomputed.push_back(g.nodes[i].name);
     }
   p.backward.outputs.assign(g.outputs.begin() + long(nf), g.outputs.end());
   return p;
