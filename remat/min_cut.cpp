@@ -34,14 +34,14 @@ struct Piece {
   std::vector<Arc> arcs;  // every edge of Definition 5.2 in this piece
 };
 
-FlowGraph make_graph(const Piece& p) {
+FlowGraph make_graph(const Piece& p, bool fault = false) {
   FlowGraph g(2 + 2 * p.members.size());
   auto cap = boost::get(boost::edge_capacity, g);
   auto rev = boost::get(boost::edge_reverse, g);
   for (const Piece::Arc& a : p.arcs) {
     Edge e = boost::add_edge(a.from, a.to, g).first;
     Edge r = boost::add_edge(a.to, a.from, g).first;
-    cap[e] = a.cap;
+    cap[e] = a.cap + ((fault && a.from >= 2 && a.to == a.from + 1) ? 1 : 0);
     cap[r] = 0;
     rev[e] = r;
     rev[r] = e;
@@ -217,7 +217,7 @@ MinCut min_cut(const Network& net, const CutOptions& opt) {
     }
     {
       auto t0 = Clock::now();
-      FlowGraph g = make_graph(p);
+      FlowGraph g = make_graph(p, opt.fault == CutOptions::Fault::BkCapacity);
       int64_t f = boost::boykov_kolmogorov_max_flow(
           g, boost::get(boost::edge_capacity, g), boost::get(boost::edge_residual_capacity, g),
           boost::get(boost::edge_reverse, g), boost::get(boost::vertex_predecessor, g),
@@ -233,6 +233,12 @@ MinCut min_cut(const Network& net, const CutOptions& opt) {
   }
   std::sort(r.saved.begin(), r.saved.end());
   std::sort(r.saved_bk.begin(), r.saved_bk.end());
+  if (opt.fault == CutOptions::Fault::EkCutDropsOne)
+    for (size_t k = 0; k < r.saved.size(); ++k)
+      if (net.values[size_t(r.saved[k])].capacity > 0) {
+        r.saved.erase(r.saved.begin() + long(k));
+        break;
+      }
 
   auto fail = [&](std::string m) {
     if (r.error.empty()) r.error = std::move(m);

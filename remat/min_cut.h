@@ -23,6 +23,10 @@ namespace stax::remat {
 
 struct CutOptions {
   bool monolithic = false;  ///< one network, no pruning or components
+  /// Deliberate faults for the tests of the cross-checks: BkCapacity adds 1
+  /// to one split edge in Boykov–Kolmogorov's networks; EkCutDropsOne drops
+  /// the first value of positive capacity from Edmonds–Karp's saved set.
+  enum class Fault { None, BkCapacity, EkCutDropsOne } fault = Fault::None;
 };
 
 struct MinCut {

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "remat/min_cut.h"
+#include "compiler/lower.h"
 #include "remat/network.h"
 #include "tests/test_util.h"
 
@@ -205,6 +206,14 @@ TEST_CASE("bad joint graphs: errors name the node") {
   CHECK(std::get<compiler::GraphError>(r2).node == "a");
   CHECK(test::contains(std::get<compiler::GraphError>(r2).message, "tangent"));
 
+  Builder u;
+  u.primal("p", {4});
+  u.bw("b", "mul.Tensor", json::array({"p", "nowhere"}));
+  auto r4 = build_network(u.jg, u.types);
+  REQUIRE(std::holds_alternative<compiler::GraphError>(r4));
+  CHECK(std::get<compiler::GraphError>(r4).node == "b");
+  CHECK(test::contains(std::get<compiler::GraphError>(r4).message, "nowhere"));
+
   Builder d;
   d.primal("p", {4});
   d.fw("a", "tanh.default", json::array({"p"}), {4});
@@ -298,4 +307,29 @@ TEST_CASE("min cut = brute force over every saved set, on random networks of at 
   }
   CHECK(checked == 300);
   CHECK(with_recompute > 50);  // the generator exercises recomputation, not just "save B"
+}
+
+TEST_CASE("the cross-checks catch a wrong flow and a wrong cut") {
+  Network net = network_of(read_joint("examples/graphs/example_5_1_joint.json"));
+  MinCut bk = min_cut(net, {false, CutOptions::Fault::BkCapacity});
+  CHECK(bk.flow_bk == 9013);  // h and the primal x, one more each
+  CHECK(test::contains(bk.error, "differs from Boykov-Kolmogorov's 9013"));
+  MinCut ek = min_cut(net, {false, CutOptions::Fault::EkCutDropsOne});
+  CHECK(test::contains(ek.error, "Proposition 5.1: Edmonds-Karp's saved set is not feasible: the path h misses it"));
+  CHECK(min_cut(net).error.empty());
+}
+
+TEST_CASE("every operator of the lowering has a class") {
+  for (const compiler::OpSignature& s : compiler::op_signatures()) {
+    INFO(s.name);
+    CHECK(op_class(s.name));
+  }
+  CHECK_FALSE(op_class("frobnicate.default"));
+  CHECK(op_class("gelu_backward.default") == OpClass::Pointwise);
+  CHECK(op_class("mm.default") == OpClass::Expensive);
+  CHECK_FALSE(fusible(OpClass::Expensive, OpClass::Pointwise));
+  CHECK_FALSE(fusible(OpClass::Pointwise, OpClass::Expensive));
+  CHECK(fusible(OpClass::Pointwise, OpClass::Cat));
+  CHECK_FALSE(fusible(OpClass::Cat, OpClass::Pointwise));
+  CHECK(fusible(OpClass::Pointwise, OpClass::Reduction));
 }
