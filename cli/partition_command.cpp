@@ -125,6 +125,7 @@ int partition_command(const PartitionCommandOptions& o) {
     json j;
     j["graph"] = o.graph;
     j["strategy"] = remat::strategy_name(*strategy);
+    if (o.memory_budget) j["memory_budget"] = {{"bytes", *o.memory_budget}, {"used", false}};
     j["network"] = network_json(net);
     j["flow"] = {{"edmonds_karp", cut.flow_ek}, {"boykov_kolmogorov", cut.flow_bk}, {"finite", cut.finite},
                  {"components", cut.components}, {"vertices", cut.vertices}, {"edges", cut.edges}};
@@ -150,6 +151,9 @@ int partition_command(const PartitionCommandOptions& o) {
             << cut.vertices << " vertices, " << cut.edges << " edges\n"
             << network_text(net) << "\n";
   if (!cut.finite) std::cout << "no finite cut: some value the backward needs can be neither saved nor recomputed\n";
+  if (o.memory_budget)
+    std::cout << "memory budget " << *o.memory_budget
+              << " bytes: accepted and not used (seed 5.8: the partitioner only does the min cut of 5.4)\n";
   std::cout << "max flow: Edmonds-Karp " << cut.flow_ek << ", Boykov-Kolmogorov " << cut.flow_bk << " ("
             << cut.components << " components)\n";
   std::cout << "cut:";
@@ -186,6 +190,8 @@ Subcommand register_partition(CLI::App& app) {
   auto* c = app.add_subcommand("partition", "Min-cut partition of a joint graph into forward and backward (seed 5.4-5.5)");
   c->add_option("graph", o->graph, "joint graph file (autodiff/joint_graph.h, docs/graph-format.md)")->required();
   c->add_option("--strategy", o->strategy, "min-cut, save-all or recompute-all");
+  c->add_option("--memory-budget", o->memory_budget, "bytes; accepted and not used, as in the text (seed 5.8)")
+      ->check(CLI::NonNegativeNumber);
   c->add_flag("--json", o->json, "one JSON document");
   c->add_flag("!--no-verify", o->verify, "skip running the two graphs against the joint graph");
   c->add_option("--trials", o->trials, "input sets for the verification")->check(CLI::Range(1, 100000));

@@ -234,6 +234,11 @@ TEST_CASE("stax partition prints Table 5.1 for Example 5.1") {
   CHECK(doc["strategy"] == "save-all");
   CHECK(doc["verification"]["status"] == "verified");
   CHECK(doc["strategies"].size() == 3);
+  test::Run b = test::run_stax(dir, "partition " + ex + " --memory-budget 4096 --no-verify");
+  CHECK(b.code == 0);
+  CHECK(test::contains(b.out, "accepted and not used"));
+  CHECK_FALSE(test::contains(b.out, "verification"));
+  CHECK(test::run_stax(dir, "partition " + ex + " --memory-budget -1").code == 2);
 }
 
 TEST_CASE("stax partition: bad input exits 2 with a message naming the node") {
