@@ -94,6 +94,20 @@ struct PartitionCommandOptions {
 /// that running them in turn gives the joint graph's bits.
 int partition_command(const PartitionCommandOptions& o);
 
+struct TrainStepOptions {
+  std::string graph;                ///< a joint graph
+  std::string strategy = "min-cut";
+  std::vector<std::string> inputs;  ///< NAME=FILE.npy (primals and tangents)
+  std::optional<uint64_t> random_seed;
+  std::string backend = "interp";
+  int threads = 0;
+  std::string out_dir;
+  bool forward_only = false;
+};
+/// `stax train-step`: the partition's forward and backward, compiled and run
+/// in turn (seed 5.6), checked against the joint graph bit for bit.
+int train_step_command(const TrainStepOptions& o);
+
 struct BoundCommandOptions {
   std::string file, transform;      ///< without a transform: P as written
   std::vector<std::string> inputs;  ///< NAME=FILE.npy

@@ -32,6 +32,16 @@ std::string outcome_failure(const sem::IeeeOutcome& o) { return o.failure ? o.fa
 
 }  // namespace
 
+std::optional<std::string> first_difference(const sem::Tensor& a, const sem::Tensor& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape)
+    return "type " + sem::type_str({b.dtype, b.shape}) + ", expected " + sem::type_str({a.dtype, a.shape});
+  for (int64_t i = 0; i < a.size(); ++i)
+    if (!sem::element_equal(a, b, i))
+      return sem::index_text(sem::unflatten(a.shape, i)) + ": expected " + sem::element_text(a, i) + ", got " +
+             sem::element_text(b, i);
+  return std::nullopt;
+}
+
 VerifyResult verify_partition(const autodiff::JointGraph& jg, const Partition& p, const VerifyOptions& opt) {
   VerifyResult r;
   auto joint = lower_eager(jg.graph);
@@ -107,22 +117,12 @@ VerifyResult verify_partition(const autodiff::JointGraph& jg, const Partition& p
         r.message = std::string(o < nf ? "the forward" : "the backward") + " graph lacks the output '" + name + "'";
         return r;
       }
-      const sem::Tensor& a = *oj.outputs.at(name);
-      const sem::Tensor& b = *it->second;
-      if (a.dtype != b.dtype || a.shape != b.shape) {
+      if (auto d = first_difference(*oj.outputs.at(name), *it->second)) {
         r.status = VerifyStatus::Counterexample;
-        r.message = "output '" + name + "' has type " + sem::type_str({b.dtype, b.shape}) + ", the joint graph's is " +
-                    sem::type_str({a.dtype, a.shape});
+        r.message = "output '" + name + "' of the " + (o < nf ? "forward" : "backward") + " graph differs from the joint graph's at " +
+                    *d + where;
         return r;
       }
-      for (int64_t i = 0; i < a.size(); ++i)
-        if (!sem::element_equal(a, b, i)) {
-          r.status = VerifyStatus::Counterexample;
-          r.message = "output '" + name + "'" + sem::index_text(sem::unflatten(a.shape, i)) + ": joint graph " +
-                      sem::element_text(a, i) + ", " + (o < nf ? "forward graph " : "backward graph ") +
-                      sem::element_text(b, i) + where;
-          return r;
-        }
     }
   }
   return r;

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "autodiff/joint_graph.h"
 #include "remat/partition.h"
+#include "semantics/tensor.h"
 
 namespace stax::remat {
 
@@ -27,6 +29,10 @@ struct VerifyOptions {
   int trials = 8;  ///< input sets, cycling through the oracle's input kinds
   uint64_t seed = 1;
 };
+
+/// Where two tensors differ (DESIGN §3: same bits, or both NaN): "[i, j]:
+/// expected V (bits), got W (bits)", or "type T, expected U"; nullopt when equal.
+std::optional<std::string> first_difference(const sem::Tensor& expected, const sem::Tensor& got);
 
 VerifyResult verify_partition(const autodiff::JointGraph& jg, const Partition& p, const VerifyOptions& opt = {});
 
