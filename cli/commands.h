@@ -103,6 +103,7 @@ struct TrainStepOptions {
   int threads = 0;
   std::string out_dir;
   bool forward_only = false;
+  bool json = false;
 };
 /// `stax train-step`: the partition's forward and backward, compiled and run
 /// in turn (seed 5.6), checked against the joint graph bit for bit.

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -132,9 +134,28 @@ int train_step(const TrainStepOptions& o) {
   remat::Runner run = [&](const sem::Program& p, const sem::Inputs& x) { return run_on_backend(o.backend, p, x, o.threads); };
 
   const remat::Partition& p = f.partition();
-  std::cout << "partition (" << remat::strategy_name(p.strategy) << "): saved";
-  for (const std::string& s : p.saved) std::cout << " " << s;
-  std::cout << " (" << p.saved_bytes << " bytes); the backward recomputes " << p.recomputed.size() << " ops\n";
+  // Prose goes to stdout; with --json, one document instead.
+  std::ostringstream sink;
+  std::ostream& os = o.json ? static_cast<std::ostream&>(sink) : std::cout;
+  nlohmann::json j;
+  j["graph"] = o.graph;
+  j["backend"] = o.backend;
+  j["partition"] = {{"strategy", remat::strategy_name(p.strategy)}, {"saved", p.saved}, {"saved_bytes", p.saved_bytes},
+                    {"recomputed", p.recomputed}};
+  auto tensors_json = [](const remat::Tensors& ts) {
+    nlohmann::json a = nlohmann::json::object();
+    for (const auto& [name, t] : ts) a[name] = {{"type", sem::type_str({t->dtype, t->shape})}, {"first", preview(*t)}};
+    return a;
+  };
+  auto finish = [&](int code, const std::string& check) {
+    j["check"] = check;
+    j["backward_compiled"] = f.backward_compiled();
+    if (o.json) std::cout << j.dump(2) << "\n";
+    return code;
+  };
+  os << "partition (" << remat::strategy_name(p.strategy) << "): saved";
+  for (const std::string& s : p.saved) os << " " << s;
+  os << " (" << p.saved_bytes << " bytes); the backward recomputes " << p.recomputed.size() << " ops\n";
   int rc = 0;
   return exit_on_backend_error([&]() -> int {
     auto fo = f.forward(in, run);
@@ -143,21 +164,23 @@ int train_step(const TrainStepOptions& o) {
       return 2;
     }
     if (auto* fail = std::get_if<sem::Failure>(&fo)) {
-      std::cout << "forward failed (⊥): " << fail->str() << "\n";
-      return 1;
+      os << "forward failed (⊥): " << fail->str() << "\n";
+      return finish(1, "forward failed: " + fail->str());
     }
     const remat::Tensors& outs = std::get<remat::Tensors>(fo);
-    std::cout << "forward (" << o.backend << "):\n";
+    j["forward_outputs"] = tensors_json(outs);
+    j["context"] = tensors_json(f.context());
+    os << "forward (" << o.backend << "):\n";
     for (const auto& [name, t] : outs) {
-      std::cout << "  " << name << " : " << sem::type_str({t->dtype, t->shape}) << " = " << preview(*t) << "\n";
+      os << "  " << name << " : " << sem::type_str({t->dtype, t->shape}) << " = " << preview(*t) << "\n";
       if (!o.out_dir.empty() && !write_out(o.out_dir, name, *t)) return 2;
     }
-    std::cout << "  context:";
-    for (const auto& [name, t] : f.context()) std::cout << " " << name << " " << sem::type_str({t->dtype, t->shape});
-    std::cout << "\n";
+    os << "  context:";
+    for (const auto& [name, t] : f.context()) os << " " << name << " " << sem::type_str({t->dtype, t->shape});
+    os << "\n";
     if (o.forward_only) {
-      std::cout << "backward not compiled (--forward-only: inference pays nothing for it)\n";
-      return 0;
+      os << "backward not compiled (--forward-only: inference pays nothing for it)\n";
+      return finish(0, "forward only");
     }
     auto bo = f.backward(in, run);
     if (auto* e = std::get_if<remat::StepError>(&bo)) {
@@ -165,37 +188,42 @@ int train_step(const TrainStepOptions& o) {
       return 2;
     }
     if (auto* fail = std::get_if<sem::Failure>(&bo)) {
-      std::cout << "backward failed (⊥): " << fail->str() << "\n";
-      return 1;
+      os << "backward failed (⊥): " << fail->str() << "\n";
+      return finish(1, "backward failed: " + fail->str());
     }
     const remat::Tensors& grads = std::get<remat::Tensors>(bo);
-    std::cout << "backward (" << o.backend << ", compiled at its first call):\n";
+    j["grads"] = tensors_json(grads);
+    os << "backward (" << o.backend << ", compiled at its first call):\n";
     for (const auto& [name, t] : grads) {
-      std::cout << "  grad " << name << " : " << sem::type_str({t->dtype, t->shape}) << " = " << preview(*t) << "\n";
+      os << "  grad " << name << " : " << sem::type_str({t->dtype, t->shape}) << " = " << preview(*t) << "\n";
       if (!o.out_dir.empty() && !write_out(o.out_dir, "grad_" + name, *t)) return 2;
     }
     // The joint graph run whole (eager lowering, interpreter) must agree bit for bit.
     auto jl = compiler::lower_graph(jg.graph, {compiler::Device{}, true});
     if (auto* e = std::get_if<compiler::GraphError>(&jl)) {
-      std::cout << "check against the joint graph: not checkable (" << e->str() << ")\n";
-      return 3;
+      os << "check against the joint graph: not checkable (" << e->str() << ")\n";
+      return finish(3, "not checkable: " + e->str());
     }
     sem::IeeeOutcome jo = sem::eval_ieee(std::get<compiler::Lowered>(jl).program, in);
     if (jo.failure) {
-      std::cout << "check against the joint graph: the joint graph fails (" << jo.failure->str() << ")\n";
-      return 1;
+      os << "check against the joint graph: the joint graph fails (" << jo.failure->str() << ")\n";
+      return finish(1, "the joint graph fails: " + jo.failure->str());
     }
+    std::string first_diff;
     auto compare = [&](const std::string& what, const std::string& joint_name, const sem::Tensor& got) {
       auto d = remat::first_difference(*jo.outputs.at(joint_name), got);
-      if (d) std::cout << "check against the joint graph: " << what << " differs at " << *d << "\n";
+      if (d) {
+        os << "check against the joint graph: " << what << " differs at " << *d << "\n";
+        if (first_diff.empty()) first_diff = what + " differs at " + *d;
+      }
       return !d;
     };
     for (const auto& [name, t] : outs)
       if (!compare(name, name, *t)) rc = 1;
     for (const auto& [input, value] : jg.grads)
       if (grads.count(input) && !compare("grad " + input, value, *grads.at(input))) rc = 1;
-    if (rc == 0) std::cout << "check against the joint graph (interpreter, every node realized): same bits on every output\n";
-    return rc;
+    if (rc == 0) os << "check against the joint graph (interpreter, every node realized): same bits on every output\n";
+    return finish(rc, rc == 0 ? "same bits" : first_diff);
   });
 }
 
@@ -214,6 +242,7 @@ Subcommand register_train_step(CLI::App& app) {
   c->add_option("--backend", o->backend, "interp or cpu");
   c->add_option("--threads", o->threads, "CPU backend threads (0: all)");
   c->add_option("--out", o->out_dir, "write the inputs, forward outputs and gradients (grad_NAME) as .npy into DIR");
+  c->add_flag("--json", o->json, "one JSON document");
   c->add_flag("--forward-only", o->forward_only, "run the forward only: the backward is never compiled");
   return {c, [o, seed, seed_opt] {
             if (*seed_opt) o->random_seed = *seed;

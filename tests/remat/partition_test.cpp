@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "compiler/lower.h"
 #include "remat/partition.h"
 #include "remat/verify.h"
 #include "tests/test_util.h"
@@ -283,4 +284,28 @@ TEST_CASE("stax partition: bad input exits 2 with a message naming the node") {
   r = test::run_stax(dir, "partition " + std::string(STAX_SOURCE_DIR) + "/examples/graphs/mlp_joint.json --strategy greedy");
   CHECK(r.code == 2);
   CHECK(test::contains(r.err, "greedy"));
+}
+
+TEST_CASE("gelu_backward.default lowers to grad * (Phi(h) + h*phi(h)) (Listing 5.3)") {
+  auto graph = [](const char* approximate) {
+    json j = {{"inputs", {{{"name", "g"}, {"dtype", "f32"}, {"shape", {4}}}, {{"name", "h"}, {"dtype", "f32"}, {"shape", {4}}}}},
+              {"nodes", {{{"name", "d"}, {"op", "gelu_backward.default"}, {"args", {"g", "h"}}, {"kwargs", {{"approximate", approximate}}}}}},
+              {"outputs", {"d"}}};
+    auto r = compiler::parse_graph(j.dump());
+    REQUIRE(std::holds_alternative<compiler::Graph>(r));
+    return compiler::lower_graph(std::get<compiler::Graph>(r), {compiler::Device{}, true});
+  };
+  auto l = graph("none");
+  REQUIRE(std::holds_alternative<compiler::Lowered>(l));
+  sem::Inputs in = {{"g", test::f32({4}, {1, 2, 1, 3})}, {"h", test::f32({4}, {0, 0, 10, -0.0f})}};
+  sem::IeeeOutcome o = sem::eval_ieee(std::get<compiler::Lowered>(l).program, in);
+  REQUIRE_FALSE(o.failure);
+  // Φ(0) = 0.5 and 0·φ(0) = 0; at h = 10, Φ = 1 and h·φ(h) ≈ 7.7e-22 vanishes in 1 + ....
+  CHECK(test::bits32(*o.outputs.at("d")) ==
+        std::vector<test::H32>{test::b32(0.5f), test::b32(1.0f), test::b32(1.0f), test::b32(1.5f)});
+  // Deliberately wrong: the tanh form is not implemented, and says so.
+  auto t = graph("tanh");
+  REQUIRE(std::holds_alternative<compiler::GraphError>(t));
+  CHECK(std::get<compiler::GraphError>(t).node == "d");
+  CHECK(test::contains(std::get<compiler::GraphError>(t).message, "approximate"));
 }

@@ -144,6 +144,13 @@ TEST_CASE("stax train-step: interp and cpu backends, forward only, outputs, bad 
                                              (dir / "replay").string());
   CHECK(replay.code == 0);
   CHECK(test::slurp(dir / "replay" / "grad_W1.npy") == test::slurp(dir / "interp" / "grad_W1.npy"));
+  test::Run js = test::run_stax(dir, "train-step " + mlp + " --random-inputs 7 --json");
+  REQUIRE(js.code == 0);
+  nlohmann::json doc = nlohmann::json::parse(js.out);
+  CHECK(doc["check"] == "same bits");
+  CHECK(doc["backward_compiled"] == true);
+  CHECK(doc["partition"]["saved"] == nlohmann::json({"h1", "a2"}));
+  CHECK(doc["grads"].contains("W1"));
   test::Run fo = test::run_stax(dir, "train-step " + mlp + " --random-inputs 7 --forward-only");
   CHECK(fo.code == 0);
   CHECK(test::contains(fo.out, "backward not compiled"));
