@@ -78,6 +78,37 @@ struct LowerCommandOptions {
 /// text's policies (seed 6.1-6.8); --check compares it with the eager lowering.
 int lower_command(const LowerCommandOptions& o);
 
+struct PartitionCommandOptions {
+  std::string graph;                ///< a joint graph (autodiff/joint_graph.h)
+  std::string strategy = "min-cut"; ///< min-cut, save-all, recompute-all
+  /// Accepted and not used, as in the text (seed 5.8: the partitioner only
+  /// does the min cut of 5.4; memory budgets are checkpointing's business).
+  std::optional<double> memory_budget;
+  bool json = false;
+  bool verify = true;  ///< run the forward and backward graphs against the joint graph
+  int trials = 8;
+  uint64_t seed = 1;
+};
+/// `stax partition`: the min-cut partition of a joint graph (seed 5.4-5.5):
+/// the network as Table 5.1, the flow, the cut, the two graphs, and the check
+/// that running them in turn gives the joint graph's bits.
+int partition_command(const PartitionCommandOptions& o);
+
+struct TrainStepOptions {
+  std::string graph;                ///< a joint graph
+  std::string strategy = "min-cut";
+  std::vector<std::string> inputs;  ///< NAME=FILE.npy (primals and tangents)
+  std::optional<uint64_t> random_seed;
+  std::string backend = "interp";
+  int threads = 0;
+  std::string out_dir;
+  bool forward_only = false;
+  bool json = false;
+};
+/// `stax train-step`: the partition's forward and backward, compiled and run
+/// in turn (seed 5.6), checked against the joint graph bit for bit.
+int train_step_command(const TrainStepOptions& o);
+
 struct BoundCommandOptions {
   std::string file, transform;      ///< without a transform: P as written
   std::vector<std::string> inputs;  ///< NAME=FILE.npy

@@ -26,6 +26,8 @@ Subcommand register_tv(CLI::App& app);          // tv_command.cpp
 Subcommand register_bound(CLI::App& app);       // bound_command.cpp
 Subcommand register_experiment(CLI::App& app);  // experiment_command.cpp
 Subcommand register_lower(CLI::App& app);       // lower_command.cpp
+Subcommand register_partition(CLI::App& app);   // partition_command.cpp
+Subcommand register_train_step(CLI::App& app);  // train_step_command.cpp
 Subcommand register_prove(CLI::App& app);       // prove_command.cpp
 Subcommand register_rewrite(CLI::App& app);     // rewrite_command.cpp
 /// `stax fuzz` and its subcommands report, merge, replay and bench.

@@ -142,6 +142,24 @@ struct Expander {
       std::string y = sub(n, "norm", "mul.Tensor", {xc, rs}, json::object(), !w && !b);
       if (w) y = sub(n, "scaled", "mul.Tensor", {y, a[2]}, json::object(), !b);
       if (b) sub(n, "", "add.Tensor", {y, a[3]}, json::object(), true);
+    } else if (base == "gelu_backward") {
+      // The erf form's derivative (seed 5.5, Listing 5.3): grad * (Φ(h) + h·φ(h)),
+      // Φ(h) = 0.5·(1 + erf(h·0.7071067811865476)), φ(h) = 0.3989422804014327·exp(-0.5·h·h).
+      json appr = n.kwargs.value("approximate", json("none"));
+      if (appr != "none") throw detail::NodeError{"gelu_backward: only approximate \"none\" is supported, got " + appr.dump()};
+      if (a.size() < 2 || !a[1].is_string()) throw detail::NodeError{"argument 1 (the gelu input) must be a tensor"};
+      json h = a[1];
+      std::string sc = sub(n, "scaled", "mul.Scalar", {h, 0.7071067811865476});
+      std::string e = sub(n, "erf", "erf.default", {sc});
+      std::string p1 = sub(n, "onep", "add.Scalar", {e, 1.0});
+      std::string cdf = sub(n, "cdf", "mul.Scalar", {p1, 0.5});
+      std::string hh = sub(n, "sq", "mul.Tensor", {h, h});
+      std::string nh = sub(n, "nhalf", "mul.Scalar", {hh, -0.5});
+      std::string ex = sub(n, "exp", "exp.default", {nh});
+      std::string pdf = sub(n, "pdf", "mul.Scalar", {ex, 0.3989422804014327});
+      std::string hp = sub(n, "hpdf", "mul.Tensor", {h, pdf});
+      std::string d = sub(n, "deriv", "add.Tensor", {cdf, hp});
+      sub(n, "", "mul.Tensor", {x, d}, json::object(), true);
     } else if (base == "gelu") {
       json appr = n.kwargs.value("approximate", json("none"));
       if (appr == "none") {
@@ -237,6 +255,7 @@ const std::vector<OpSignature>& op_signatures() {
     add({"_softmax.default", "_log_softmax.default"}, 2, 3, false);
     add({"layer_norm.default"}, 2, 5, false);
     add({"gelu.default"}, 1, 1, false);
+    add({"gelu_backward.default"}, 2, 2, false);
     add({"matmul.default"}, 2, 2, false);
     return s;
   }();
