@@ -84,6 +84,38 @@ std::string Emitter::add(const std::string& a, const std::string& b) {
   return emit("add.Tensor", {a, b});
 }
 
+void check_derivative_path(const compiler::Node& n, const std::map<std::string, const compiler::Node*>& producer,
+                           const std::map<std::string, std::string>& varied,
+                           const std::function<bool(const std::string&)>& has_rule, const Emitter& em) {
+  std::set<std::string> seen;
+  std::function<std::optional<std::string>(const std::string&)> root = [&](const std::string& v) -> std::optional<std::string> {
+    auto it = producer.find(v);
+    if (it == producer.end() || !seen.insert(v).second) return std::nullopt;
+    const compiler::Node& p = *it->second;
+    bool float_in = false;
+    for (const std::string& r : compiler::node_refs(p)) {
+      if (!varied.count(r)) continue;
+      if (auto f = root(r)) return f;
+      float_in |= sem::is_float(em.type(r).dtype);
+    }
+    if (!has_rule(p.op) || (float_in && !sem::is_float(em.type(p.name).dtype))) return p.name;
+    return std::nullopt;
+  };
+  bool conversion = n.op == "_to_copy.default" || n.op == "to.dtype";
+  for (const json& a : n.args) {
+    if (!a.is_string()) continue;
+    std::string v = a.get<std::string>();
+    auto from = varied.find(v);
+    sem::DType t = em.type(v).dtype;
+    if (from == varied.end() || sem::is_float(t) || !(sem::is_int(t) || conversion)) continue;
+    std::string b = root(v).value_or(v);
+    auto pb = producer.find(b);
+    throw AdError{b, "(" + (pb == producer.end() ? std::string("input") : pb->second->op) +
+                         ") is not differentiable, but the derivative with respect to '" + from->second +
+                         "' flows through it (into node '" + n.name + "')"};
+  }
+}
+
 int64_t int_arg(const compiler::Node& n, size_t i, int64_t dflt) {
   if (i >= n.args.size() || n.args[i].is_null()) return dflt;
   if (!n.args[i].is_number_integer()) throw AdError{n.name, "(" + n.op + ") argument " + std::to_string(i) + " must be an integer"};

@@ -5,7 +5,10 @@
 // Shared by reverse mode (vjp.cpp) and forward mode (jvp.cpp).
 #pragma once
 
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -64,6 +67,18 @@ class Emitter {
   compiler::NodeTyper typer_;
   std::set<std::string> used_;
 };
+
+/// Where the derivative path into node `n` breaks, if it does: an argument of
+/// `n` computed from a differentiated input (`varied`: value -> that input)
+/// that is an integer (or a bool converted by _to_copy/to) — argmax,
+/// comparisons, floor_divide, casts to integers. The error names the root
+/// cause: the first node back along the varied path without a derivative
+/// rule, or that turns a varied float into an integer or bool. Bool masks
+/// used as operands (where's condition, x * (x > 0)) are fine: piecewise
+/// constant, their derivative is zero almost everywhere (PyTorch's reading).
+void check_derivative_path(const compiler::Node& n, const std::map<std::string, const compiler::Node*>& producer,
+                           const std::map<std::string, std::string>& varied,
+                           const std::function<bool(const std::string&)>& has_rule, const Emitter& em);
 
 /// Reads the literal arguments of a node (throws AdError naming the node).
 int64_t int_arg(const compiler::Node& n, size_t i, int64_t dflt);

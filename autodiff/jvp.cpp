@@ -45,6 +45,9 @@ std::variant<JvpGraph, GraphError> build_jvp_graph(const Graph& g0, const JvpOpt
     for (size_t k = fg.nodes.size(); k-- > 0;)
       if (useful.count(fg.nodes[k].name))
         for (const std::string& r : compiler::node_refs(fg.nodes[k])) useful.insert(r);
+    std::map<std::string, const Node*> producer;
+    for (const Node& n : fg.nodes) producer[n.name] = &n;
+    auto has_rule = [&](const std::string& op) { return rules.count(op) > 0; };
     auto tangent_of = [&](const std::string& v) {
       auto it = tan.find(v);
       return it == tan.end() ? std::string() : it->second;
@@ -58,15 +61,7 @@ std::variant<JvpGraph, GraphError> build_jvp_graph(const Graph& g0, const JvpOpt
       if (from.empty()) continue;
       varied[n.name] = from;
       if (!useful.count(n.name) || !sem::is_float(em.type(n.name).dtype)) continue;
-      // The same break of the gradient path as reverse mode (vjp.cpp).
-      for (size_t i = 0; i < n.args.size(); ++i) {
-        if (!n.args[i].is_string()) continue;
-        std::string a = n.args[i].get<std::string>();
-        sem::DType t = em.type(a).dtype;
-        if (varied.count(a) && !sem::is_float(t) && (sem::is_int(t) || n.op == "_to_copy.default" || n.op == "to.dtype"))
-          throw AdError{a, "is not differentiable (an integer or bool value computed from '" + varied[a] +
-                               "'), but the derivative flows through it into node '" + n.name + "'"};
-      }
+      check_derivative_path(n, producer, varied, has_rule, em);
       auto rule = rules.find(n.op);
       if (rule == rules.end())
         throw AdError{n.name, "(" + n.op + ") is not differentiable (no derivative rule), but the derivative with respect to '" +

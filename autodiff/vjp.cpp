@@ -30,8 +30,6 @@ json rename_refs(const json& a, const std::map<std::string, std::string>& ren) {
   return a;
 }
 
-bool is_conversion(const std::string& op) { return op == "_to_copy.default" || op == "to.dtype"; }
-
 }  // namespace
 
 std::variant<std::vector<std::string>, GraphError> resolve_wrt(const Graph& g, const std::vector<std::string>& wrt) {
@@ -120,19 +118,7 @@ std::variant<JointGraph, GraphError> build_joint_graph(const Graph& g0, const Gr
 
     std::map<std::string, const Node*> producer;
     for (const Node& n : fg.nodes) producer[n.name] = &n;
-    // Where the gradient path meets a value that is not differentiable: the
-    // first node on the way back that turns a varied float into an integer or
-    // bool, or that has no rule.
-    std::function<std::string(const std::string&)> find_break = [&](const std::string& v) -> std::string {
-      auto it = producer.find(v);
-      if (it == producer.end()) return v;
-      const Node& p = *it->second;
-      for (const std::string& r : compiler::node_refs(p))
-        if (varied.count(r) && sem::is_float(em.type(r).dtype)) return p.name;
-      for (const std::string& r : compiler::node_refs(p))
-        if (varied.count(r)) return find_break(r);
-      return p.name;
-    };
+    auto has_rule = [&](const std::string& op) { return rules.count(op) > 0; };
 
     em.current = Phase::Backward;
     for (size_t k = 0; k < fg.outputs.size(); ++k) {
@@ -144,6 +130,7 @@ std::variant<JointGraph, GraphError> build_joint_graph(const Graph& g0, const Gr
     for (size_t k = 0; k < fg.outputs.size(); ++k)
       if (active.count(fg.outputs[k])) contrib[fg.outputs[k]].push_back(jg.tangents[k]);
     auto adjoint = [&](const std::string& v) {
+      if (opt.accumulate) return opt.accumulate(em, contrib[v]);
       std::string acc;
       for (const std::string& c : contrib[v]) acc = em.add(acc, c);
       return acc;
@@ -154,27 +141,10 @@ std::variant<JointGraph, GraphError> build_joint_graph(const Graph& g0, const Gr
     for (size_t k = fg.nodes.size(); k-- > 0;) {
       const Node& n = fg.nodes[k];
       if (!active.count(n.name) || contrib[n.name].empty()) continue;
-      // Integer values computed from a differentiated input (argmax,
-      // floor_divide, ...) and explicit conversions of bool masks
-      // (comparisons) to float are where the gradient path breaks: PyTorch
-      // would silently give zero there; we refuse. Bool masks used as
-      // operands (where's condition, x * (x > 0)) are fine: they are
-      // piecewise constant, their derivative is zero almost everywhere.
-      for (size_t i = 0; i < n.args.size(); ++i) {
-        if (!n.args[i].is_string()) continue;
-        std::string a = n.args[i].get<std::string>();
-        sem::DType t = em.type(a).dtype;
-        if (varied.count(a) && !sem::is_float(t) && (sem::is_int(t) || is_conversion(n.op))) {
-          std::string b = find_break(a);
-          auto pb = producer.find(b);
-          std::string op = pb == producer.end() ? "input" : pb->second->op;
-          throw AdError{b, "(" + op + ") is not differentiable, but the gradient with respect to '" + varied[a] +
-                               "' flows through it (into node '" + n.name + "')"};
-        }
-      }
+      check_derivative_path(n, producer, varied, has_rule, em);
       auto rule = rules.find(n.op);
       if (rule == rules.end())
-        throw AdError{n.name, "(" + n.op + ") is not differentiable (no derivative rule), but the gradient with respect to '" +
+        throw AdError{n.name, "(" + n.op + ") is not differentiable (no derivative rule), but the derivative with respect to '" +
                                   varied[n.name] + "' flows through it"};
       std::string g = adjoint(n.name);
       VjpContext ctx(n, g, em, wants, give);

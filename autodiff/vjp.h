@@ -79,6 +79,10 @@ struct GradOptions {
   bool listing_names = false;
   /// nullptr: default_vjp_rules().
   const VjpRules* rules = nullptr;
+  /// How a value's adjoint is formed from its users' contributions (default:
+  /// their add.Tensor sum, Theorem 5.1). Injectable so that a test can plant
+  /// a missing accumulation and see the adjoint test catch it.
+  std::function<std::string(Emitter&, const std::vector<std::string>&)> accumulate;
 };
 
 /// The joint graph of `g`: inputs primals then tangents_1.. (one per forward
