@@ -7,7 +7,9 @@
 #include <iostream>
 #include <memory>
 
+#include "autodiff/jacobian.h"
 #include "autodiff/vjp.h"
+#include <sstream>
 #include "cli/subcommands.h"
 
 namespace stax::cli {
@@ -19,6 +21,7 @@ struct GradOptions {
   std::string wrt;
   bool json = false;
   bool listing_names = false;
+  bool cost = false;
 };
 
 std::vector<std::string> split_names(const std::string& s) {
@@ -49,8 +52,26 @@ int grad_command(const GradOptions& o) {
     return 2;
   }
   const autodiff::JointGraph& jg = std::get<autodiff::JointGraph>(j);
-  if (o.json) std::cout << autodiff::joint_graph_to_json(jg).dump(2) << "\n";
-  else std::cout << autodiff::joint_listing(jg);
+  nlohmann::json doc = autodiff::joint_graph_to_json(jg);
+  std::string cost;
+  if (o.cost) {
+    // Theorem 5.1 on the lowered programs: (forward + backward) / forward.
+    auto c = autodiff::gradient_cost(std::get<compiler::Graph>(g));
+    if (auto* e = std::get_if<compiler::GraphError>(&c)) {
+      std::cerr << e->str() << "\n";
+      return 2;
+    }
+    const autodiff::CostReport& r = std::get<autodiff::CostReport>(c);
+    doc["cost"] = {{"forward_ops", r.forward}, {"joint_ops", r.joint}, {"ratio", r.ratio}, {"bound", r.bound},
+                   {"c_omega", r.c_omega}, {"within_bound", r.ratio <= r.bound}};
+    std::ostringstream s;
+    s << "# Theorem 5.1 (every float input differentiated): W = " << r.forward << " ops, forward + backward = " << r.joint
+      << ", ratio " << r.ratio << " <= 1 + max(4, c_Omega + 2) = " << r.bound << " (c_Omega = " << r.c_omega
+      << (r.omega_ops.empty() ? "" : ": " + r.omega_ops) << ")" << (r.ratio <= r.bound ? "" : "  ** ABOVE THE BOUND **") << "\n";
+    cost = s.str();
+  }
+  if (o.json) std::cout << doc.dump(2) << "\n";
+  else std::cout << autodiff::joint_listing(jg) << cost;
   return 0;
 }
 
@@ -62,6 +83,7 @@ Subcommand register_grad(CLI::App& app) {
   c->add_option("graph", o->graph, "graph file (docs/graph-format.md)")->required();
   c->add_option("--wrt", o->wrt, "inputs to differentiate, NAME[,NAME...] (default: every float input)");
   c->add_flag("--json", o->json, "the joint graph as JSON (autodiff/joint_graph.h)");
+  c->add_flag("--cost", o->cost, "also the op counts of Theorem 5.1 on the eager lowerings (Count domain)");
   c->add_flag("--listing-names", o->listing_names, "rename the inputs primals_1, primals_2, ... (Listing 5.2)");
   return {c, [o] { return grad_command(*o); }};
 }
