@@ -118,7 +118,7 @@ std::string extremum_rule(JvpContext& c) {
   for (int64_t d : dims) ks[size_t(d)] = 1;
   std::string ok = keep ? c.out() : c.emit("reshape.default", {c.out(), ks});
   std::string eq = c.emit("eq.Tensor", {xn, ok});
-  std::string cnt = c.emit("sum.dim_IntList", {eq, dims, keep});
+  std::string cnt = c.emit("sum.dim_IntList", {eq, dims, keep}, {{"dtype", std::string(sem::dtype_name(c.type(t).dtype))}});
   std::string num = c.emit("sum.dim_IntList", {c.emit("mul.Tensor", {t, eq}), dims, keep});
   return c.emit("div.Tensor", {num, cnt});
 }

@@ -93,7 +93,10 @@ std::variant<JointGraph, GraphError> build_joint_graph(const Graph& g0, const Gr
   jg.forward_outputs = fg.outputs;
   Emitter em(jg.graph, &jg.phase);
   for (const Node& n : fg.nodes) em.reserve(n.name);
-  for (size_t k = 0; k < fg.outputs.size(); ++k) em.reserve("tangents_" + std::to_string(k + 1));
+  // tangents_1, ... (fresh names when the graph already uses them, as a
+  // joint graph differentiated again does).
+  std::vector<std::string> tangent_names;
+  for (size_t k = 0; k < fg.outputs.size(); ++k) tangent_names.push_back(em.fresh("tangents_" + std::to_string(k + 1)));
 
   try {
     for (const Node& n : fg.nodes) em.copy(n);
@@ -122,7 +125,7 @@ std::variant<JointGraph, GraphError> build_joint_graph(const Graph& g0, const Gr
 
     em.current = Phase::Backward;
     for (size_t k = 0; k < fg.outputs.size(); ++k) {
-      std::string t = "tangents_" + std::to_string(k + 1);
+      const std::string& t = tangent_names[k];
       em.add_input(t, em.type(fg.outputs[k]));
       jg.tangents.push_back(t);
     }

@@ -80,7 +80,9 @@ void extremum_rule(VjpContext& c) {
   std::string gk = unreduce(c, c.grad, x, dims, keep, false);
   std::string ok = unreduce(c, c.out(), x, dims, keep, false);
   std::string eq = c.emit("eq.Tensor", {xn, ok});
-  std::string cnt = c.emit("sum.dim_IntList", {eq, dims, true});
+  // The count as a float (dtype kwarg): an integer computed from x would
+  // stop a second differentiation (HVP) at this node.
+  std::string cnt = c.emit("sum.dim_IntList", {eq, dims, true}, {{"dtype", dtype_str(c.type(c.grad).dtype)}});
   std::string m = c.emit("mul.Tensor", {gk, eq});
   c.give(0, c.emit("div.Tensor", {m, cnt}));
 }

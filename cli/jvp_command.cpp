@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "autodiff/jacobian.h"
+#include "autodiff/hvp.h"
 #include "autodiff/jvp.h"
 #include "cli/subcommands.h"
 
@@ -77,7 +78,81 @@ int jvp_command(const JvpCommandOptions& o) {
   return rep.equal ? 0 : 1;
 }
 
+struct HvpCommandOptions {
+  std::string graph, wrt, mode = "forward-over-reverse";
+  bool json = false, hessian = false;
+  uint64_t seed = 1;
+  long precision = 256;
+};
+
+int hvp_command(const HvpCommandOptions& o) {
+  auto g = compiler::read_graph(o.graph);
+  if (auto* e = std::get_if<compiler::GraphError>(&g)) {
+    std::cerr << e->str() << "\n";
+    return 2;
+  }
+  const compiler::Graph& graph = std::get<compiler::Graph>(g);
+  autodiff::HvpOptions opt;
+  opt.wrt = split_list(o.wrt);
+  opt.mode = o.mode == "reverse-over-reverse" ? autodiff::HvpMode::ReverseOverReverse : autodiff::HvpMode::ForwardOverReverse;
+  if (!o.hessian) {
+    auto h = autodiff::build_hvp_graph(graph, opt);
+    if (auto* e = std::get_if<compiler::GraphError>(&h)) {
+      std::cerr << e->str() << "\n";
+      return 2;
+    }
+    const autodiff::HvpGraph& hg = std::get<autodiff::HvpGraph>(h);
+    if (o.json) {
+      nlohmann::json j = compiler::graph_to_json(hg.graph);
+      j["wrt"] = hg.wrt;
+      j["directions"] = hg.directions;
+      j["upstream"] = hg.upstream;
+      j["extra_upstream"] = hg.extra_upstream;
+      j["hvp"] = hg.hvp;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      autodiff::JointGraph view;
+      view.graph = hg.graph;
+      view.phase = hg.phase;
+      view.tangents = hg.directions;
+      std::cout << autodiff::joint_listing(view);
+      for (size_t k = 0; k < hg.wrt.size(); ++k)
+        std::cout << "# H v for " << hg.wrt[k] << " (direction " << hg.directions[k] << "): "
+                  << (hg.hvp[k].empty() ? "zero" : hg.hvp[k]) << "\n";
+    }
+    return 0;
+  }
+  auto in = autodiff::random_primals(graph, o.seed);
+  if (auto* e = std::get_if<compiler::GraphError>(&in)) {
+    std::cerr << e->str() << "\n";
+    return 2;
+  }
+  auto r = autodiff::hessians(graph, std::get<sem::Inputs>(in), opt, o.precision);
+  if (auto* e = std::get_if<compiler::GraphError>(&r)) {
+    std::cerr << e->str() << "\n";
+    return e->message.find("more than the limit") != std::string::npos ? 3 : 2;
+  }
+  const autodiff::HessianReport& rep = std::get<autodiff::HessianReport>(r);
+  if (o.json) std::cout << rep.json().dump(2) << "\n";
+  else std::cout << rep.text();
+  return rep.symmetric && rep.agree ? 0 : 1;
+}
+
 }  // namespace
+
+Subcommand register_hvp(CLI::App& app) {
+  auto o = std::make_shared<HvpCommandOptions>();
+  auto* c = app.add_subcommand("hvp", "Hessian-vector products: forward over reverse or reverse over reverse (seed 5.7)");
+  c->add_option("graph", o->graph, "graph file (docs/graph-format.md)")->required();
+  c->add_option("--wrt", o->wrt, "inputs to differentiate, NAME[,NAME...] (default: every float input)");
+  c->add_option("--mode", o->mode, "forward-over-reverse or reverse-over-reverse")
+      ->check(CLI::IsMember({"forward-over-reverse", "reverse-over-reverse"}));
+  c->add_flag("--json", o->json, "one JSON document");
+  c->add_flag("--hessian", o->hessian, "H by n HVPs both ways (Real domain, upstream gradients 1): symmetric, and the two agree");
+  c->add_option("--seed", o->seed, "seed of the primal point for --hessian");
+  c->add_option("--precision", o->precision, "MPFR precision for --hessian")->check(CLI::Range(64, 65536));
+  return {c, [o] { return hvp_command(*o); }};
+}
 
 Subcommand register_jvp(CLI::App& app) {
   auto o = std::make_shared<JvpCommandOptions>();

@@ -33,5 +33,6 @@ Subcommand register_fuzz(CLI::App& app);   // fuzz_command.cpp
 Subcommand register_bench(CLI::App& app);  // bench_command.cpp
 Subcommand register_grad(CLI::App& app);   // grad_command.cpp
 Subcommand register_jvp(CLI::App& app);    // jvp_command.cpp
+Subcommand register_hvp(CLI::App& app);    // jvp_command.cpp
 
 }  // namespace stax::cli

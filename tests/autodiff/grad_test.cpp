@@ -139,7 +139,7 @@ TEST_CASE("bad input exits 2 with a message naming the node", "[autodiff]") {
   CHECK(r.code == 2);
 }
 
-TEST_CASE("stax jvp prints the JVP graph and the Jacobians both ways", "[autodiff]") {
+TEST_CASE("stax jvp / hvp print their graphs, the Jacobians and Hessians both ways", "[autodiff]") {
   auto dir = test::scratch("autodiff_jvp");
   test::Run r = test::run_stax(dir, "jvp " + adtest::src("examples/graphs/example_5_1_forward.json") + " --wrt W");
   CHECK(r.code == 0);
@@ -156,6 +156,19 @@ TEST_CASE("stax jvp prints the JVP graph and the Jacobians both ways", "[autodif
   r = test::run_stax(dir, "grad " + adtest::src("tests/autodiff/graphs/ops_small.json") + " --json");
   CHECK(r.code == 0);
   CHECK(std::holds_alternative<JointGraph>(parse_joint_graph(r.out)));
+  // stax hvp: both modes print a graph; --hessian checks symmetry and agreement.
+  for (const char* mode : {"forward-over-reverse", "reverse-over-reverse"}) {
+    r = test::run_stax(dir, "hvp " + adtest::src("examples/graphs/example_5_1_forward.json") + " --wrt W --mode " + mode);
+    CHECK(r.code == 0);
+    CHECK(test::contains(r.out, "# H v for W"));
+  }
+  r = test::run_stax(dir, "hvp " + adtest::src("tests/autodiff/graphs/erf_graph.json") + " --hessian --json");
+  CHECK(r.code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j["symmetric"] == true);
+  CHECK(j["agree"] == true);
+  r = test::run_stax(dir, "hvp " + adtest::src("tests/golden/autodiff/bad_floor.json") + " --wrt x");
+  CHECK(r.code == 2);
   // Too large for --jacobian: refused with exit 3, not run for hours.
   r = test::run_stax(dir, "jvp " + adtest::src("examples/graphs/example_5_1_forward.json") + " --jacobian");
   CHECK(r.code == 3);
