@@ -162,7 +162,7 @@ std::variant<JointGraph, GraphError> build_joint_graph(const Graph& g0, const Gr
     }
   } catch (const AdError& e) {
     return GraphError{g0.file, e.node, e.message};
-  } catch (const std::logic_error& e) {
+  } catch (const std::exception& e) {  // a rule's bug (ill-typed node, ...): reported, never a crash
     return GraphError{g0.file, "", std::string("internal error: ") + e.what()};
   }
   return jg;
