@@ -190,6 +190,7 @@ const JvpRules& default_jvp_rules() {
     r["amax.default"] = r["amin.default"] = extremum_rule;
     r["mm.default"] = matmul_rule("mm.default");
     r["bmm.default"] = matmul_rule("bmm.default");
+    r["matmul.default"] = matmul_rule("matmul.default");  // bilinear, every rank pair
     r["cat.default"] = cat_rule;
     r["softmax.int"] = r["_softmax.default"] = softmax_rule;
     r["log_softmax.int"] = r["_log_softmax.default"] = log_softmax_rule;

@@ -69,7 +69,7 @@ using VjpRule = std::function<void(VjpContext&)>;
 using VjpRules = std::map<std::string, VjpRule>;
 
 /// The rules (vjp_rules.cpp). Composite operators without a rule of their own
-/// (layer_norm, matmul) are differentiated through their decomposition.
+/// (layer_norm) are differentiated through their decomposition.
 const VjpRules& default_vjp_rules();
 
 struct GradOptions {

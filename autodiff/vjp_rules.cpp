@@ -171,6 +171,31 @@ VjpRule matmul_rule(bool batched) {
   };
 }
 
+/// matmul.default kept as one node (Listing 5.2's form), every rank pair of
+/// its decomposition: the product with the other operand transposed; vectors
+/// as outer products; batch broadcasting undone by sum_to.
+void matmul_any_rule(VjpContext& c) {
+  std::string a = c.arg(0), b = c.arg(1), g = c.grad;
+  size_t ra = c.type(a).shape.size(), rb = c.type(b).shape.size();
+  auto tr = [&](const std::string& v, size_t r) {
+    return r == 2 ? c.emit("t.default", {v}) : c.emit("transpose.int", {v, -1, -2});
+  };
+  auto unsq = [&](const std::string& v, int64_t d) { return c.emit("unsqueeze.default", {v, d}); };
+  if (ra == 1 && rb == 1) {
+    if (c.wants(0)) c.give(0, c.emit("mul.Tensor", {b, g}));
+    if (c.wants(1)) c.give(1, c.emit("mul.Tensor", {a, g}));
+  } else if (ra == 1) {  // a[k] @ B[k, n]
+    if (c.wants(0)) c.give(0, c.emit("matmul.default", {b, g}));
+    if (c.wants(1)) c.give(1, c.emit("mm.default", {unsq(a, 1), unsq(g, 0)}));
+  } else if (rb == 1) {  // A[m, k] @ b[k] (A of rank 2)
+    if (c.wants(0)) c.give(0, c.emit("mm.default", {unsq(g, 1), unsq(b, 0)}));
+    if (c.wants(1)) c.give(1, c.emit("matmul.default", {tr(a, ra), g}));
+  } else {
+    if (c.wants(0)) c.give(0, c.emit("matmul.default", {g, tr(b, rb)}));
+    if (c.wants(1)) c.give(1, c.emit("matmul.default", {tr(a, ra), g}));
+  }
+}
+
 void permute_rule(VjpContext& c) {
   std::vector<int64_t> p = ints_arg(c.node, 1), inv(p.size());
   for (size_t i = 0; i < p.size(); ++i) inv[size_t(norm_dim(c.node, p[i], p.size()))] = int64_t(i);
@@ -350,6 +375,7 @@ const VjpRules& default_vjp_rules() {
     r["amax.default"] = r["amin.default"] = extremum_rule;
     r["mm.default"] = matmul_rule(false);
     r["bmm.default"] = matmul_rule(true);
+    r["matmul.default"] = matmul_any_rule;
     r["t.default"] = [](VjpContext& c) { c.give(0, c.emit("t.default", {c.grad})); };
     r["transpose.int"] = [](VjpContext& c) {
       c.give(0, c.emit("transpose.int", {c.grad, c.node.args[1], c.node.args[2]}));

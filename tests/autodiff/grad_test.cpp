@@ -61,6 +61,17 @@ TEST_CASE("Listing 5.2: the joint graph of Example 5.1 with respect to W", "[aut
   CHECK(joint_listing(j) != wrong);
 }
 
+TEST_CASE("Listing 5.2 with its own names: matmul.default kept, matmul_0 in the backward", "[autodiff]") {
+  std::string golden = test::slurp(adtest::src("tests/golden/autodiff/listing_5_2_wrt_W.txt"));
+  REQUIRE(golden.rfind("# expect: exit 0", 0) == 0);
+  auto dir = test::scratch("autodiff_listing");
+  test::Run r = test::run_stax(dir, "grad " + adtest::src("tests/autodiff/graphs/listing_5_2.json") + " --wrt W --listing-names");
+  CHECK(r.code == 0);
+  CHECK(r.out == golden.substr(golden.find('\n') + 1));
+  CHECK(test::contains(r.out, "[BW] gelu_backward : f32[32, 64] = gelu_backward.default(expand, matmul)"));
+  CHECK(test::contains(r.out, "[BW] matmul_0 : f32[64, 64] = matmul.default(t, gelu_backward)"));
+}
+
 TEST_CASE("joint graphs: JSON round trip, lowering, accumulation, pruning", "[autodiff]") {
   JointGraph j = joint(adtest::load("tests/autodiff/graphs/ops_small.json"));
   auto back = parse_joint_graph(joint_graph_to_json(j).dump(), "<rt>");
