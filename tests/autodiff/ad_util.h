@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <vector>
 #include <string>
 
 #include "autodiff/jacobian.h"
@@ -153,6 +154,74 @@ inline AdjointResult adjoint_check(const compiler::Graph& g, uint64_t seed, long
   r.rhs = rhs.d();
   r.bound = mpfr_get_d(allowed.f, MPFR_RNDN);
   return r;
+}
+
+/// A generator of random differentiable graphs over f64 tensors of shape
+/// [3, 4] (with [4] and [3, 1] operands to exercise broadcasting), built
+/// from smooth operators whose domains are safe for normal inputs.
+inline std::string random_graph(uint64_t seed) {
+  sem::Rng rng(seed);
+  struct V {
+    std::string name;
+    int kind;  // 0: [3,4], 1: [4], 2: [3,1]
+  };
+  std::vector<V> vals = {{"a", 0}, {"b", 0}, {"c", 1}, {"d", 2}};
+  std::ostringstream nodes;
+  int id = 0;
+  auto pick = [&](bool full) -> V {
+    for (;;) {
+      V v = vals[size_t(rng.range(0, int64_t(vals.size())))];
+      if (!full || v.kind == 0) return v;
+    }
+  };
+  auto node = [&](const std::string& op, const std::string& args, int kind, const std::string& kw = "{}") {
+    std::string n = "n" + std::to_string(id++);
+    nodes << (id > 1 ? ",\n" : "") << R"(    {"name": ")" << n << R"(", "op": ")" << op << R"(", "args": [)" << args
+          << R"(], "kwargs": )" << kw << "}";
+    vals.push_back({n, kind});
+    return n;
+  };
+  auto q = [](const std::string& s) { return "\"" + s + "\""; };
+  int steps = 6 + int(rng.range(0, 8));
+  for (int s = 0; s < steps; ++s) {
+    switch (rng.range(0, 12)) {
+      case 0: { V x = pick(false); node("tanh.default", q(x.name), x.kind); break; }
+      case 1: { V x = pick(false); node("sigmoid.default", q(x.name), x.kind); break; }
+      case 2: { V x = pick(false); node("sin.default", q(x.name), x.kind); break; }
+      case 3: { V x = pick(true), y = pick(false); node("mul.Tensor", q(x.name) + ", " + q(y.name), 0); break; }
+      case 4: { V x = pick(true), y = pick(false); node("add.Tensor", q(x.name) + ", " + q(y.name), 0, R"({"alpha": 0.5})"); break; }
+      case 5: { V x = pick(true), y = pick(false); node("sub.Tensor", q(x.name) + ", " + q(y.name), 0); break; }
+      case 6: {  // x / (1 + y^2)
+        V x = pick(true), y = pick(false);
+        std::string sq = node("mul.Tensor", q(y.name) + ", " + q(y.name), y.kind);
+        std::string d = node("add.Scalar", q(sq) + ", 1.0", y.kind);
+        node("div.Tensor", q(x.name) + ", " + q(d), 0);
+        break;
+      }
+      case 7: { V x = pick(true); node("softmax.int", q(x.name) + ", 1", 0); break; }
+      case 8: { V x = pick(true); node("sum.dim_IntList", q(x.name) + ", [1], true", 2); break; }
+      case 9: { V x = pick(true); node("mean.dim", q(x.name) + ", [0]", 1); break; }
+      case 10: {  // [3,4] @ [4,4]: x @ (xᵀ x)
+        V x = pick(true);
+        std::string t = node("t.default", q(x.name), -1);
+        vals.pop_back();
+        std::string g = node("mm.default", q(t) + ", " + q(x.name), -1);
+        vals.pop_back();
+        node("mm.default", q(x.name) + ", " + q(g), 0);
+        break;
+      }
+      default: { V x = pick(false); node("exp.default", q(x.name), x.kind); break; }
+    }
+  }
+  std::string last = vals.back().name;
+  std::string y = node("sum.default", q(last), -1);
+  std::ostringstream g;
+  g << R"({"inputs": [{"name": "a", "dtype": "f64", "shape": [3, 4]}, {"name": "b", "dtype": "f64", "shape": [3, 4]},
+                      {"name": "c", "dtype": "f64", "shape": [4]}, {"name": "d", "dtype": "f64", "shape": [3, 1]}],
+  "nodes": [
+)" << nodes.str()
+    << "],\n  \"outputs\": [\"" << y << "\", \"" << vals[vals.size() - 2].name << "\"]}";
+  return g.str();
 }
 
 }  // namespace stax::adtest

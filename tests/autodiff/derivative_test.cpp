@@ -41,10 +41,10 @@ compiler::Graph central_difference_graph(const compiler::Graph& g, std::vector<s
       c.inputs.push_back({in.name + "__v", in.type});
     }
   double h = std::ldexp(1.0, kHExp);
-  for (const std::string& s : {"p", "m"})
+  for (std::string s : {"p", "m"})
     for (const std::string& w : floats)
       c.nodes.push_back({w + "__" + s, s == "p" ? "add.Tensor" : "sub.Tensor", json::array({w, w + "__v"}), {{"alpha", h}}});
-  for (const std::string& s : {"p", "m"})
+  for (std::string s : {"p", "m"})
     for (const auto& n : g.nodes) {
       auto f = [&](const std::string& r) { return nodes.count(r) || floats.count(r) ? r + "__" + s : r; };
       c.nodes.push_back({n.name + "__" + s, n.op, rename(n.args, f), n.kwargs});
@@ -198,6 +198,16 @@ TEST_CASE("J v equals the central difference at P = 1024 bits, h = 2^-300", "[au
     JvpOptions jo;
     jo.rules = &rules;
     CHECK_FALSE(central_difference_check(adtest::as_f64(adtest::load("examples/graphs/example_5_1_forward.json")), 1, 40, jo).ok);
+  }
+}
+
+TEST_CASE("generated random graphs against the central difference", "[autodiff]") {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    std::string text = adtest::random_graph(seed);
+    INFO(text);
+    CdResult r = central_difference_check(adtest::parse(text), seed, 500);
+    INFO("max |Jv - cd| = " << r.max_diff << ", scale " << r.scale);
+    CHECK(r.ok);
   }
 }
 
