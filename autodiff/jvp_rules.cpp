@@ -83,6 +83,25 @@ std::string div_rule(JvpContext& c) {  // (da - out * db) / b
   return b.is_string() ? c.emit("div.Tensor", {u, b}) : c.emit("div.Scalar", {u, b});
 }
 
+/// pow(a, b): da · b · a^(b-1) + db · out · log(a), with PyTorch's masks
+/// (vjp_rules.cpp: a VJP rule applied to each tangent; the Jacobian is
+/// diagonal in each operand).
+std::string pow_tensor_rule(JvpContext& c) {
+  std::string r;
+  for (size_t i : {0, 1}) {
+    std::string t = c.tangent(i);
+    if (t.empty()) continue;
+    std::string arg = c.arg(i), part;
+    VjpContext v(
+        c.node, t, c.em, [&](const std::string& n) { return n == arg; },
+        [&](const std::string&, const std::string& g) { part = c.em.add(part, g); });
+    // Only operand i "wants" a gradient, so the rule emits that operand's part.
+    default_vjp_rules().at("pow.Tensor_Tensor")(v);
+    r = c.em.add(r, part);
+  }
+  return r;
+}
+
 /// maximum/minimum: the winner's tangent, the mean of both at a tie.
 JvpRule extremum2(bool is_max) {
   return [is_max](JvpContext& c) -> std::string {
@@ -178,6 +197,7 @@ const JvpRules& default_jvp_rules() {
     r["add.Tensor"] = add_sub(false);
     r["sub.Tensor"] = add_sub(true);
     r["mul.Tensor"] = mul_rule;
+    r["pow.Tensor_Tensor"] = pow_tensor_rule;
     r["div.Tensor"] = div_rule;
     r["maximum.default"] = extremum2(true);
     r["minimum.default"] = extremum2(false);

@@ -138,6 +138,22 @@ void pow_scalar_rule(VjpContext& c) {  // e · x^(e-1) · grad; e = 0 gives zero
   times(c, 0, c.emit("mul.Scalar", {c.emit("pow.Tensor_Scalar", {x, em1}), e}));
 }
 
+/// pow(a, b) for two tensors, PyTorch's masks: b · a^(b-1) (0 where b = 0)
+/// and out · log(a) (0 where a = 0 and b >= 0).
+void pow_tensor_rule(VjpContext& c) {
+  std::string a = c.arg(0), b = c.arg(1);
+  if (c.wants(0)) {
+    std::string p = c.emit("pow.Tensor_Tensor", {a, c.emit("sub.Scalar", {b, 1.0})});
+    std::string d = c.emit("mul.Tensor", {c.grad, c.emit("mul.Tensor", {b, p})});
+    c.give(0, c.emit("where.self", {c.emit("eq.Scalar", {b, 0}), 0.0, d}));
+  }
+  if (c.wants(1)) {
+    std::string t = c.emit("mul.Tensor", {c.grad, c.emit("mul.Tensor", {c.out(), c.emit("log.default", {a})})});
+    std::string in = c.emit("where.self", {c.emit("ge.Scalar", {b, 0}), 0.0, t});
+    c.give(1, c.emit("where.self", {c.emit("eq.Scalar", {a, 0}), in, t}));
+  }
+}
+
 /// maximum (is_max) / minimum: the winner gets grad, ties grad/2 each
 /// (PyTorch: where(a == b, grad / 2, grad).masked_fill_(a < b, 0)).
 VjpRule extremum2_rule(bool is_max) {
@@ -367,6 +383,7 @@ const VjpRules& default_vjp_rules() {
       c.give(0, c.emit("neg.default", {c.emit("mul.Tensor", {c.grad, c.emit("sin.default", {c.arg(0)})})}));
     });
     r["pow.Tensor_Scalar"] = pow_scalar_rule;
+    r["pow.Tensor_Tensor"] = pow_tensor_rule;
     r["maximum.default"] = extremum2_rule(true);
     r["minimum.default"] = extremum2_rule(false);
     r["where.self"] = where_rule;
