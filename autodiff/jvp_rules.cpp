@@ -182,6 +182,17 @@ std::string log_softmax_rule(JvpContext& c) {  // t - sum(exp(y) * t)
   return c.emit("sub.Tensor", {t, c.emit("sum.dim_IntList", {p, {d}, true})});
 }
 
+std::string prod_rule(JvpContext& c) {  // Σ over the reduced dims of dx · ∂prod/∂x
+  std::string t = c.tangent(0);
+  if (t.empty()) return "";
+  size_t r = c.type(c.arg(0)).shape.size();
+  if (r == 0) return t;
+  std::string p = c.emit("mul.Tensor", {t, prod_derivative(c.node, c.em)});
+  if (c.node.op == "prod.default") return c.emit("sum.default", {p});
+  bool keep = c.node.args.size() > 2 && c.node.args[2].is_boolean() && c.node.args[2].get<bool>();
+  return c.emit("sum.dim_IntList", {p, {norm_dim(c.node, int_arg(c.node, 1, 0), r)}, keep});
+}
+
 std::string pass(JvpContext& c) { return c.tangent(0); }  // expand_to converts the dtype
 
 }  // namespace
@@ -197,6 +208,7 @@ const JvpRules& default_jvp_rules() {
     r["add.Tensor"] = add_sub(false);
     r["sub.Tensor"] = add_sub(true);
     r["mul.Tensor"] = mul_rule;
+    r["prod.dim_int"] = r["prod.default"] = prod_rule;
     r["pow.Tensor_Tensor"] = pow_tensor_rule;
     r["div.Tensor"] = div_rule;
     r["maximum.default"] = extremum2(true);

@@ -72,6 +72,10 @@ using VjpRules = std::map<std::string, VjpRule>;
 /// (layer_norm) are differentiated through their decomposition.
 const VjpRules& default_vjp_rules();
 
+/// ∂ prod / ∂ x for a prod.dim_int / prod.default node (its operand's shape,
+/// zeros handled as PyTorch's prod_backward); shared by both tables.
+std::string prod_derivative(const compiler::Node& n, Emitter& em);
+
 struct GradOptions {
   /// Inputs to differentiate (empty: every float input).
   std::vector<std::string> wrt;

@@ -46,6 +46,51 @@ std::string unreduce(VjpContext& c, const std::string& g, const TensorType& x, s
   return v;
 }
 
+}  // namespace
+
+/// ∂ prod / ∂ x_i = the product of the other elements, zeros included
+/// (PyTorch's prod_backward): with P the product of the nonzero elements and
+/// z the number of zeros along the reduced dims, P / x_i when z = 0, P at
+/// the single zero when z = 1, else 0.
+std::string prod_derivative(const compiler::Node& n, Emitter& em) {
+  std::string x = n.args[0].get<std::string>();
+  TensorType tx = em.type(x);
+  size_t r = tx.shape.size();
+  std::string dt(sem::dtype_name(tx.dtype));
+  std::string zero = em.emit("eq.Scalar", {x, 0});
+  std::string nz = em.emit("where.self", {zero, 1.0, x});
+  std::string p, z;
+  if (n.op == "prod.default" && r > 1) {  // every dim: through the flattened tensor
+    std::string pf = em.emit("prod.dim_int", {em.emit("reshape.default", {nz, {-1}}), 0, true});
+    p = em.emit("reshape.default", {pf, sem::Shape(r, 1)});
+    std::vector<int64_t> all;
+    for (size_t d = 0; d < r; ++d) all.push_back(int64_t(d));
+    z = em.emit("sum.dim_IntList", {zero, all, true}, {{"dtype", dt}});
+  } else {
+    int64_t d = n.op == "prod.default" ? 0 : norm_dim(n, int_arg(n, 1, 0), r);
+    p = em.emit("prod.dim_int", {nz, d, true});
+    z = em.emit("sum.dim_IntList", {zero, {d}, true}, {{"dtype", dt}});
+  }
+  std::string none = em.emit("div.Tensor", {p, nz});
+  std::string one = em.emit("where.self", {zero, p, 0.0});
+  std::string r1 = em.emit("where.self", {em.emit("eq.Scalar", {z, 1}), one, 0.0});
+  return em.emit("where.self", {em.emit("eq.Scalar", {z, 0}), none, r1});
+}
+
+namespace {
+
+void prod_rule(VjpContext& c) {
+  TensorType x = c.type(c.arg(0));
+  if (x.shape.empty()) return c.give(0, c.grad);
+  bool whole = c.node.op == "prod.default";
+  bool keep = !whole && c.node.args.size() > 2 && c.node.args[2].is_boolean() && c.node.args[2].get<bool>();
+  std::vector<int64_t> dims;
+  if (!whole) dims.push_back(int_arg(c.node, 1, 0));
+  std::string f = prod_derivative(c.node, c.em);
+  std::string g = unreduce(c, c.grad, x, dims, whole ? false : keep, false);
+  c.give(0, c.emit("mul.Tensor", {g, f}));
+}
+
 void sum_rule(VjpContext& c) {
   TensorType x = c.type(c.arg(0));
   bool whole = c.node.op == "sum.default";
@@ -388,6 +433,7 @@ const VjpRules& default_vjp_rules() {
     r["minimum.default"] = extremum2_rule(false);
     r["where.self"] = where_rule;
     r["sum.dim_IntList"] = r["sum.default"] = sum_rule;
+    r["prod.dim_int"] = r["prod.default"] = prod_rule;
     r["mean.dim"] = r["mean.default"] = mean_rule;
     r["amax.default"] = r["amin.default"] = extremum_rule;
     r["mm.default"] = matmul_rule(false);

@@ -213,7 +213,7 @@ TEST_CASE("generated random graphs against the central difference", "[autodiff]"
 
 TEST_CASE("every unary rule against the central difference", "[autodiff]") {
   for (const char* op : {"neg.default", "sigmoid.default", "tanh.default", "exp.default", "sin.default", "cos.default",
-                         "expm1.default", "abs.default", "relu.default"}) {
+                         "expm1.default", "abs.default", "relu.default", "prod.default"}) {
     INFO(op);
     CHECK(central_difference_check(adtest::parse(unary_graph(op)), 3, 500).ok);
   }
@@ -257,6 +257,12 @@ TEST_CASE("kinks follow PyTorch's convention", "[autodiff]") {
   CHECK(gradient(amax, "x", {{"x", f64({3.0, 1.0, 3.0, 3.0})}}) ==
         std::vector<double>{1.0 / 3.0, 0, 1.0 / 3.0, 1.0 / 3.0});
 
+  // prod: the product of the other elements, zeros included (PyTorch's prod_backward).
+  std::string prod = unary_graph("prod.default");
+  CHECK(gradient(prod, "x", {{"x", f64({2.0, 4.0, 3.0, 1.0})}}) == std::vector<double>{12, 6, 8, 24});
+  CHECK(gradient(prod, "x", {{"x", f64({2.0, 0.0, 3.0, 1.0})}}) == std::vector<double>{0, 6, 0, 0});
+  CHECK(gradient(prod, "x", {{"x", f64({0.0, 0.0, 3.0, 1.0})}}) == std::vector<double>{0, 0, 0, 0});
+
   SECTION("wrong kink conventions are caught") {
     VjpRules rules = default_vjp_rules();
     rules["relu.default"] = [](VjpContext& c) {  // relu'(0) = 1
@@ -266,6 +272,12 @@ TEST_CASE("kinks follow PyTorch's convention", "[autodiff]") {
       c.give(0, c.emit("where.self", {c.emit("ge.Tensor", {c.arg(0), c.arg(1)}), c.grad, 0.0}));
       c.give(1, c.emit("where.self", {c.emit("ge.Tensor", {c.arg(1), c.arg(0)}), c.grad, 0.0}));
     };
+    rules["prod.default"] = [](VjpContext& c) {  // the naive out / x, wrong at zeros
+      std::string q = c.emit("div.Tensor", {c.out(), c.arg(0)});
+      c.give(0, c.emit("mul.Tensor", {c.emit("expand.default", {c.grad, c.type(c.arg(0)).shape}), q}));
+    };
+    std::vector<double> naive = gradient(unary_graph("prod.default"), "x", {{"x", f64({2.0, 0.0, 3.0, 1.0})}}, &rules);
+    CHECK(naive[1] != 6.0);  // 0 / 0
     CHECK(gradient(unary_graph("relu.default"), "x", x, &rules) != std::vector<double>{0, 0, 0, 1});
     CHECK(gradient(binary_graph("maximum.default"), "a", ab, &rules) != std::vector<double>{0.5, 0, 1});
   }
