@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
+#include <set>
 #include <sstream>
 #include <vector>
 #include <string>
@@ -154,6 +156,51 @@ inline AdjointResult adjoint_check(const compiler::Graph& g, uint64_t seed, long
   r.rhs = rhs.d();
   r.bound = mpfr_get_d(allowed.f, MPFR_RNDN);
   return r;
+}
+
+inline nlohmann::json rename_refs(const nlohmann::json& a, const std::function<std::string(const std::string&)>& f) {
+  if (a.is_string()) return f(a.get<std::string>());
+  if (a.is_array()) {
+    nlohmann::json o = nlohmann::json::array();
+    for (const nlohmann::json& x : a) o.push_back(rename_refs(x, f));
+    return o;
+  }
+  return a;
+}
+
+/// The graph computing (f(x + h v) − f(x − h v)) / 2h for every float output,
+/// with a direction input `<w>__v` per input w; two renamed copies of the
+/// nodes, suffixed __p and __m.
+inline compiler::Graph central_difference_graph(const compiler::Graph& g, std::vector<std::string>& outs, int h_exp) {
+  compiler::Graph c;
+  c.inputs = g.inputs;
+  c.file = g.file;
+  std::set<std::string> nodes, floats;
+  for (const auto& n : g.nodes) nodes.insert(n.name);
+  for (const auto& in : g.inputs)
+    if (sem::is_float(in.type.dtype)) {
+      floats.insert(in.name);
+      c.inputs.push_back({in.name + "__v", in.type});
+    }
+  double h = std::ldexp(1.0, h_exp);
+  for (std::string s : {"p", "m"})
+    for (const std::string& w : floats)
+      c.nodes.push_back({w + "__" + s, s == "p" ? "add.Tensor" : "sub.Tensor", nlohmann::json::array({w, w + "__v"}), {{"alpha", h}}});
+  for (std::string s : {"p", "m"})
+    for (const auto& n : g.nodes) {
+      auto f = [&](const std::string& r) { return nodes.count(r) || floats.count(r) ? r + "__" + s : r; };
+      c.nodes.push_back({n.name + "__" + s, n.op, rename_refs(n.args, f), n.kwargs});
+    }
+  sem::Program fwd = eager(g);
+  for (const std::string& o : g.outputs) {
+    if (!sem::is_float(fwd.type_of(o)->dtype)) continue;
+    std::string d = o + "__d", q = o + "__cd";
+    c.nodes.push_back({d, "sub.Tensor", nlohmann::json::array({o + "__p", o + "__m"}), nlohmann::json::object()});
+    c.nodes.push_back({q, "mul.Scalar", nlohmann::json::array({d, std::ldexp(1.0, -h_exp - 1)}), nlohmann::json::object()});  // / 2h
+    c.outputs.push_back(q);
+    outs.push_back(o);
+  }
+  return c;
 }
 
 /// A generator of random differentiable graphs over f64 tensors of shape

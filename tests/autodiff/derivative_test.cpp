@@ -16,51 +16,6 @@ namespace {
 constexpr long kP = 1024;
 constexpr int kHExp = -300;  // h = 2^-300
 
-json rename(const json& a, const std::function<std::string(const std::string&)>& f) {
-  if (a.is_string()) return f(a.get<std::string>());
-  if (a.is_array()) {
-    json o = json::array();
-    for (const json& x : a) o.push_back(rename(x, f));
-    return o;
-  }
-  return a;
-}
-
-/// The graph computing (f(x + h v) − f(x − h v)) / 2h for every float output,
-/// with a direction input `<w>__v` per input w; two renamed copies of the
-/// nodes, suffixed __p and __m.
-compiler::Graph central_difference_graph(const compiler::Graph& g, std::vector<std::string>& outs) {
-  compiler::Graph c;
-  c.inputs = g.inputs;
-  c.file = g.file;
-  std::set<std::string> nodes, floats;
-  for (const auto& n : g.nodes) nodes.insert(n.name);
-  for (const auto& in : g.inputs)
-    if (sem::is_float(in.type.dtype)) {
-      floats.insert(in.name);
-      c.inputs.push_back({in.name + "__v", in.type});
-    }
-  double h = std::ldexp(1.0, kHExp);
-  for (std::string s : {"p", "m"})
-    for (const std::string& w : floats)
-      c.nodes.push_back({w + "__" + s, s == "p" ? "add.Tensor" : "sub.Tensor", json::array({w, w + "__v"}), {{"alpha", h}}});
-  for (std::string s : {"p", "m"})
-    for (const auto& n : g.nodes) {
-      auto f = [&](const std::string& r) { return nodes.count(r) || floats.count(r) ? r + "__" + s : r; };
-      c.nodes.push_back({n.name + "__" + s, n.op, rename(n.args, f), n.kwargs});
-    }
-  sem::Program fwd = adtest::eager(g);
-  for (const std::string& o : g.outputs) {
-    if (!sem::is_float(fwd.type_of(o)->dtype)) continue;
-    std::string d = o + "__d", q = o + "__cd";
-    c.nodes.push_back({d, "sub.Tensor", json::array({o + "__p", o + "__m"}), json::object()});
-    c.nodes.push_back({q, "mul.Scalar", json::array({d, std::ldexp(1.0, -kHExp - 1)}), json::object()});  // / 2h
-    c.outputs.push_back(q);
-    outs.push_back(o);
-  }
-  return c;
-}
-
 struct CdResult {
   bool ok = false;
   double max_diff = 0, scale = 0;
@@ -78,7 +33,7 @@ CdResult central_difference_check(const compiler::Graph& g, uint64_t seed, int b
   if (auto* e = std::get_if<compiler::GraphError>(&jv)) FAIL(e->str());
   const JvpGraph& J = std::get<JvpGraph>(jv);
   std::vector<std::string> outs;
-  compiler::Graph cd = central_difference_graph(g, outs);
+  compiler::Graph cd = adtest::central_difference_graph(g, outs, kHExp);
   sem::Inputs x = adtest::primals(g, seed), xj = x, xc = x;
   sem::Rng rng(seed * 31 + 7);
   sem::Program fwd = adtest::eager(g);
