@@ -33,5 +33,8 @@ Subcommand register_rewrite(CLI::App& app);     // rewrite_command.cpp
 /// `stax fuzz` and its subcommands report, merge, replay and bench.
 Subcommand register_fuzz(CLI::App& app);   // fuzz_command.cpp
 Subcommand register_bench(CLI::App& app);  // bench_command.cpp
+Subcommand register_grad(CLI::App& app);   // grad_command.cpp
+Subcommand register_jvp(CLI::App& app);    // jvp_command.cpp
+Subcommand register_hvp(CLI::App& app);    // jvp_command.cpp
 
 }  // namespace stax::cli

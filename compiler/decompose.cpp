@@ -22,6 +22,8 @@ struct Expander {
   std::map<std::string, TensorType> types;
   std::set<std::string> names;
   detail::RuleEnv env;
+  /// Non-basis operators kept as they are (typed through their expansion).
+  std::function<bool(const std::string&)> keep;
 
   Expander() {
     env.ref = [this](const std::string& n) { return make_expr(types.at(n), NameE{n}); };
@@ -60,6 +62,13 @@ struct Expander {
                                                           : std::to_string(s->min_args) + " to " + std::to_string(s->max_args)) +
                               " positional argument(s), got " + std::to_string(na)};
     if (s->basis) return emit_basis(n);
+    if (keep && keep(n.op)) {
+      size_t mark = out.nodes.size();
+      expand(n);
+      out.nodes.resize(mark);
+      out.nodes.push_back(n);
+      return;
+    }
     expand(n);
   }
 
@@ -142,24 +151,6 @@ struct Expander {
       std::string y = sub(n, "norm", "mul.Tensor", {xc, rs}, json::object(), !w && !b);
       if (w) y = sub(n, "scaled", "mul.Tensor", {y, a[2]}, json::object(), !b);
       if (b) sub(n, "", "add.Tensor", {y, a[3]}, json::object(), true);
-    } else if (base == "gelu_backward") {
-      // The erf form's derivative (seed 5.5, Listing 5.3): grad * (Φ(h) + h·φ(h)),
-      // Φ(h) = 0.5·(1 + erf(h·0.7071067811865476)), φ(h) = 0.3989422804014327·exp(-0.5·h·h).
-      json appr = n.kwargs.value("approximate", json("none"));
-      if (appr != "none") throw detail::NodeError{"gelu_backward: only approximate \"none\" is supported, got " + appr.dump()};
-      if (a.size() < 2 || !a[1].is_string()) throw detail::NodeError{"argument 1 (the gelu input) must be a tensor"};
-      json h = a[1];
-      std::string sc = sub(n, "scaled", "mul.Scalar", {h, 0.7071067811865476});
-      std::string e = sub(n, "erf", "erf.default", {sc});
-      std::string p1 = sub(n, "onep", "add.Scalar", {e, 1.0});
-      std::string cdf = sub(n, "cdf", "mul.Scalar", {p1, 0.5});
-      std::string hh = sub(n, "sq", "mul.Tensor", {h, h});
-      std::string nh = sub(n, "nhalf", "mul.Scalar", {hh, -0.5});
-      std::string ex = sub(n, "exp", "exp.default", {nh});
-      std::string pdf = sub(n, "pdf", "mul.Scalar", {ex, 0.3989422804014327});
-      std::string hp = sub(n, "hpdf", "mul.Tensor", {h, pdf});
-      std::string d = sub(n, "deriv", "add.Tensor", {cdf, hp});
-      sub(n, "", "mul.Tensor", {x, d}, json::object(), true);
     } else if (base == "gelu") {
       json appr = n.kwargs.value("approximate", json("none"));
       if (appr == "none") {
@@ -181,6 +172,52 @@ struct Expander {
         sub(n, "", "mul.Tensor", {h, p}, json::object(), true);
       } else {
         throw detail::NodeError{"gelu: approximate must be \"none\" or \"tanh\", got " + appr.dump()};
+      }
+    } else if (base == "gelu_backward") {
+      // d/dx of gelu's own decomposition above, times the incoming gradient
+      // (arg 0); arg 1 is gelu's INPUT h (seed 5.3: it reads h, not gelu(h)).
+      TensorType tg = type_of_arg(n, 0), th = type_of_arg(n, 1);
+      if (!is_float(tg.dtype) || !is_float(th.dtype))
+        throw detail::NodeError{"gelu_backward needs float tensors, got " + type_str(tg) + " and " + type_str(th)};
+      std::string g = a[0].get<std::string>(), h = a[1].get<std::string>();
+      json appr = n.kwargs.value("approximate", json("none"));
+      if (appr == "none") {
+        // GELU'(h) = Phi(h) + h*phi(h) with the constants of the forward:
+        // 0.5*(1 + erf(c*h)) + h * (c/sqrt(pi)) * exp(-(c*h)^2), c = 0.7071067811865476.
+        std::string s = sub(n, "scaled", "mul.Scalar", {h, 0.7071067811865476});
+        std::string e = sub(n, "erf", "erf.default", {s});
+        std::string p = sub(n, "onep", "add.Scalar", {e, 1.0});
+        std::string cdf = sub(n, "cdf", "mul.Scalar", {p, 0.5});
+        std::string s2 = sub(n, "sq", "mul.Tensor", {s, s});
+        std::string ns = sub(n, "negsq", "neg.default", {s2});
+        std::string ex = sub(n, "exp", "exp.default", {ns});
+        std::string pdf = sub(n, "pdf", "mul.Scalar", {ex, 0.3989422804014327});
+        std::string hp = sub(n, "hpdf", "mul.Tensor", {h, pdf});
+        std::string d = sub(n, "deriv", "add.Tensor", {cdf, hp});
+        sub(n, "", "mul.Tensor", {g, d}, json::object(), true);
+      } else if (appr == "tanh") {
+        // d/dh of 0.5*h*(1 + tanh(k*(h + a*h^3))): 0.5*(1+t) + 0.5*h*(1-t^2)*k*(1 + 3*a*h^2).
+        std::string x2 = sub(n, "sq", "mul.Tensor", {h, h});
+        std::string x3 = sub(n, "cube", "mul.Tensor", {x2, h});
+        std::string c = sub(n, "cubec", "mul.Scalar", {x3, 0.044715});
+        std::string in = sub(n, "inner", "add.Tensor", {h, c});
+        std::string k = sub(n, "scaled", "mul.Scalar", {in, 0.7978845608028654});
+        std::string t = sub(n, "tanh", "tanh.default", {k});
+        std::string p = sub(n, "onep", "add.Scalar", {t, 1.0});
+        std::string ld = sub(n, "left", "mul.Scalar", {p, 0.5});
+        std::string t2 = sub(n, "tsq", "mul.Tensor", {t, t});
+        std::string om = sub(n, "sech2", "sub.Tensor", {1.0, t2});
+        std::string q = sub(n, "sqc", "mul.Scalar", {x2, 0.044715});
+        std::string q3 = sub(n, "sqc3", "mul.Scalar", {q, 3.0});
+        std::string q1 = sub(n, "dinner", "add.Scalar", {q3, 1.0});
+        std::string dk = sub(n, "dscaled", "mul.Scalar", {q1, 0.7978845608028654});
+        std::string hh = sub(n, "half", "mul.Scalar", {h, 0.5});
+        std::string r1 = sub(n, "right1", "mul.Tensor", {hh, om});
+        std::string r = sub(n, "right", "mul.Tensor", {r1, dk});
+        std::string d = sub(n, "deriv", "add.Tensor", {ld, r});
+        sub(n, "", "mul.Tensor", {g, d}, json::object(), true);
+      } else {
+        throw detail::NodeError{"gelu_backward: approximate must be \"none\" or \"tanh\", got " + appr.dump()};
       }
     } else if (base == "matmul") {
       TensorType ta = type_of_arg(n, 0), tb = type_of_arg(n, 1);
@@ -262,8 +299,48 @@ const std::vector<OpSignature>& op_signatures() {
   return v;
 }
 
-std::variant<Graph, GraphError> decompose(const Graph& g) {
+std::variant<Graph, GraphError> decompose(const Graph& g) { return decompose(g, nullptr); }
+
+struct NodeTyper::Impl {
   Expander ex;
+};
+
+NodeTyper::NodeTyper(const std::vector<GraphInput>& inputs) : impl_(std::make_unique<Impl>()) {
+  for (const GraphInput& in : inputs) {
+    impl_->ex.types[in.name] = in.type;
+    impl_->ex.names.insert(in.name);
+  }
+}
+NodeTyper::~NodeTyper() = default;
+
+void NodeTyper::add_input(const GraphInput& in) {
+  impl_->ex.types[in.name] = in.type;
+  impl_->ex.names.insert(in.name);
+}
+
+std::optional<GraphError> NodeTyper::add(const Node& n) {
+  Expander& ex = impl_->ex;
+  for (const std::string& r : node_refs(n))
+    if (!ex.types.count(r)) return GraphError{"", n.name, "(" + n.op + ") unknown reference '" + r + "'"};
+  ex.names.insert(n.name);
+  try {
+    ex.add(n);
+  } catch (const detail::NodeError& e) {
+    return GraphError{"", n.name, "(" + n.op + ") " + e.message};
+  }
+  ex.out.nodes.clear();
+  return std::nullopt;
+}
+
+std::optional<TensorType> NodeTyper::type(const std::string& name) const {
+  auto it = impl_->ex.types.find(name);
+  if (it == impl_->ex.types.end()) return std::nullopt;
+  return it->second;
+}
+
+std::variant<Graph, GraphError> decompose(const Graph& g, const std::function<bool(const std::string&)>& keep) {
+  Expander ex;
+  ex.keep = keep;
   ex.out.inputs = g.inputs;
   ex.out.outputs = g.outputs;
   ex.out.file = g.file;

@@ -11,7 +11,10 @@
 // semantics, within its error bound); `stax lower --check` tests exactly that.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -80,6 +83,28 @@ struct Lowered {
 /// log_softmax, layer_norm, gelu, mean, matmul, ... The result has basis
 /// operators only; the last node of each expansion keeps the original name.
 std::variant<Graph, GraphError> decompose(const Graph& g);
+/// The same, keeping the non-basis operators for which `keep(op)` holds
+/// (autodiff keeps those with a derivative rule of their own, e.g. gelu).
+std::variant<Graph, GraphError> decompose(const Graph& g, const std::function<bool(const std::string& op)>& keep);
+
+/// Shape and dtype inference node by node with the lowering rules' typing
+/// (non-basis operators typed through their expansion). Used by autodiff to
+/// type the nodes it emits.
+class NodeTyper {
+ public:
+  explicit NodeTyper(const std::vector<GraphInput>& inputs);
+  ~NodeTyper();
+  NodeTyper(const NodeTyper&) = delete;
+  NodeTyper& operator=(const NodeTyper&) = delete;
+  /// Types `n`, whose references must be typed already; the error names it.
+  std::optional<GraphError> add(const Node& n);
+  void add_input(const GraphInput& in);
+  std::optional<sem::TensorType> type(const std::string& name) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 std::variant<Lowered, GraphError> lower_graph(const Graph& g, const LowerOptions& opt);
 
