@@ -106,8 +106,11 @@ int Analyzer::node_for(const Expr& e, const Scope& sc, Family fam, const std::st
     nd.lin = linear(m.fn);
     STAX_CHECK(nd.lin) << "linear map expected";
     const Instr& res = m.fn.code.back();
-    bool res_add = res.kind == Instr::Kind::Op && (res.op == ScalarOp::Add || res.op == ScalarOp::Sub);
-    if (is_half(nd.dtype) && res_add) nd.store_cls = cls_of(nd.dtype);
+    // A half result computed in f32 (an add, a sub, a neg of either, a
+    // constant) is rounded once more by the store; a parameter is already
+    // half, and a final cast to the half type counts as its own rounding.
+    bool res_computed = res.kind == Instr::Kind::Op || res.kind == Instr::Kind::Const;
+    if (is_half(nd.dtype) && res_computed) nd.store_cls = cls_of(nd.dtype);
     // A narrowing cast anywhere in the lambda (cast(cast(x, bf16), f32) too):
     // its result, seen at the output through exact widening casts, must not
     // be subnormal in that format.
