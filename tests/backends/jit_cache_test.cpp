@@ -75,7 +75,9 @@ TEST_CASE("jit cache: bounded, releases evicted kernels, keeps those still held"
   CHECK(maps1 - maps0 < 60);
   CHECK(rss1 - rss0 < 32 * 1024);
 
-  // The held kernel was evicted from the cache long ago; its code lives on.
+  // The held kernel was evicted from the cache long ago, and its engine was
+  // replaced after 2,000 compilations (jit.cpp, kEngineCompiles); its code
+  // lives on with the old engine.
   Inputs in;
   in["x"] = test::f32({64}, std::vector<float>(64, 2.0f));
   IeeeOutcome o = held.run(in);
