@@ -13,6 +13,7 @@ using compiler::Node;
 using nlohmann::json;
 
 std::variant<HvpGraph, GraphError> build_hvp_graph(const Graph& g, const HvpOptions& opt) {
+  if (auto e = refuse_compiled(g, "a Hessian-vector product")) return *e;
   GradOptions go;
   go.wrt = opt.wrt;
   go.rules = opt.vjp;

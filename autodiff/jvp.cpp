@@ -16,6 +16,7 @@ using compiler::Node;
 using nlohmann::json;
 
 std::variant<JvpGraph, GraphError> build_jvp_graph(const Graph& g0, const JvpOptions& opt) {
+  if (auto e = refuse_compiled(g0, "forward mode")) return *e;
   const JvpRules& rules = opt.rules ? *opt.rules : default_jvp_rules();
   auto wr = resolve_wrt(g0, opt.wrt);
   if (auto* e = std::get_if<GraphError>(&wr)) return *e;

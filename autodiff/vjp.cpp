@@ -62,7 +62,19 @@ compiler::GraphResult decompose_for(const Graph& g, const std::function<bool(con
   return compiler::decompose(g, has_rule);
 }
 
+std::optional<GraphError> refuse_compiled(const Graph& g, const std::string& mode) {
+  if (g.compiled.empty()) return std::nullopt;
+  return GraphError{
+      g.file, g.outputs.empty() ? "" : g.outputs.front(),
+      "a second-order gradient was requested (" + mode + " of " + g.compiled +
+          "): a compiled backward is not itself differentiable (its inputs include the values the forward saved, so "
+          "its derivative with respect to the primals would miss their dependence on the primals). Differentiate the "
+          "uncompiled function instead: `stax hvp` on the forward graph (Hessian-vector products), or `stax grad` on the "
+          "joint graph's forward graph (autodiff::build_hvp_graph / build_joint_graph on the uncompiled graph)"};
+}
+
 std::variant<JointGraph, GraphError> build_joint_graph(const Graph& g0, const GradOptions& opt) {
+  if (auto e = refuse_compiled(g0, "reverse mode")) return *e;
   const VjpRules& rules = opt.rules ? *opt.rules : default_vjp_rules();
   auto wr = resolve_wrt(g0, opt.wrt);
   if (auto* e = std::get_if<GraphError>(&wr)) return *e;

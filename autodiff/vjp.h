@@ -96,6 +96,16 @@ struct GradOptions {
 /// a non-differentiable operator on the gradient path) name the node.
 std::variant<JointGraph, compiler::GraphError> build_joint_graph(const compiler::Graph& g, const GradOptions& opt = {});
 
+/// The double-backward contract (seed 5.7): a graph from the compile path
+/// (compiler::Graph::compiled, e.g. remat's partitioned backward) is not
+/// itself differentiable — its inputs include the values the forward saved,
+/// so a derivative with respect to the primals would silently miss their
+/// dependence on the primals. Reverse mode (`mode` "reverse mode"), forward
+/// mode and the Hessian-vector products call this first and return its error:
+/// why, and what to do (differentiate the uncompiled function). nullopt for
+/// an uncompiled graph.
+std::optional<compiler::GraphError> refuse_compiled(const compiler::Graph& g, const std::string& mode);
+
 /// Listing 5.2's form: one line per input and node, `[FW]`/`[BW]` tags,
 /// `name : type = op(args)`, then `return (...)`.
 std::string joint_listing(const JointGraph& j);

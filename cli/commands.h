@@ -127,6 +127,7 @@ struct ExperimentCommandOptions {
   std::string out_dir = "out/experiments";
   int min_log2n = 4, max_log2n = 24, step_log2n = 2;
   uint64_t seed = 1;
+  std::string examples_dir = "examples/graphs";  ///< the seed-5 experiments' graphs
 };
 /// Runs experiments of the text; each writes CSV, Markdown and PNG under
 /// OUT/NAME/.

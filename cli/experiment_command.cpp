@@ -16,6 +16,7 @@ int experiment_command(const ExperimentCommandOptions& o) {
   eo.max_log2n = o.max_log2n;
   eo.step_log2n = o.step_log2n;
   eo.seed = o.seed;
+  eo.examples_dir = o.examples_dir;
   std::vector<const experiments::Experiment*> selected;
   if (o.name == "all") {
     for (const auto& e : experiments::registry()) selected.push_back(&e);
@@ -44,6 +45,7 @@ Subcommand register_experiment(CLI::App& app) {
   x->add_option("--max-log2n", o->max_log2n, "largest size, log2")->check(CLI::Range(0, 30));
   x->add_option("--step-log2n", o->step_log2n, "size step, log2 (2: n grows x4)")->check(CLI::Range(1, 30));
   x->add_option("--seed", o->seed, "input seed");
+  x->add_option("--examples", o->examples_dir, "folder of the example graphs (seed-5 experiments; default examples/graphs)");
   return {x, [o] { return experiment_command(*o); }};
 }
 

@@ -375,7 +375,10 @@ Subcommand register_fuzz(CLI::App& app) {
   fzbc->add_option("--backends", fzb->backends, "backends compared with the interpreter");
   fzbc->add_flag("--json", fzb->json, "one JSON document");
 
+  Subcommand fza = register_fuzz_autodiff(*fzc);
+
   return {fzc, [=] {
+            if (*fza.app) return fza.run();
             if (*fzrc) return fuzz_report_command(*fzr);
             if (*fzmc) return fuzz_merge_command(*fzm);
             if (*fzpc) return fuzz_replay_command(*fzp);

@@ -19,6 +19,8 @@ struct Subcommand {
 };
 
 Subcommand register_run(CLI::App& app);         // run_command.cpp
+/// `stax fuzz autodiff` (fuzz_autodiff_command.cpp): added under `fuzz`.
+Subcommand register_fuzz_autodiff(CLI::App& fuzz);
 Subcommand register_examples(CLI::App& app);    // examples_command.cpp
 Subcommand register_transform(CLI::App& app);   // transform_command.cpp
 Subcommand register_check(CLI::App& app);       // check_command.cpp

@@ -61,6 +61,11 @@ Graph parse_json(const json& j, std::string file) {
     if (!names.insert(s).second) throw Fail{s, "name defined twice"};
     return s;
   };
+  if (j.contains("compiled")) {
+    if (!j["compiled"].is_string() || j["compiled"].get<std::string>().empty())
+      throw Fail{"", "\"compiled\" must be a non-empty string (what the compile path produced)"};
+    g.compiled = j["compiled"].get<std::string>();
+  }
   for (const json& in : j["inputs"]) {
     if (!in.is_object()) throw Fail{"", "each input must be an object {name, dtype, shape}"};
     std::string name = check_name(in.value("name", json()), "an input");
@@ -148,6 +153,7 @@ json graph_to_json(const Graph& g) {
   j["nodes"] = json::array();
   for (const Node& n : g.nodes) j["nodes"].push_back({{"name", n.name}, {"op", n.op}, {"args", n.args}, {"kwargs", n.kwargs}});
   j["outputs"] = g.outputs;
+  if (!g.compiled.empty()) j["compiled"] = g.compiled;
   return j;
 }
 

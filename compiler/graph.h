@@ -32,6 +32,12 @@ struct Graph {
   std::vector<Node> nodes;  ///< in topological order after parse_graph
   std::vector<std::string> outputs;
   std::string file;
+  /// Non-empty when the graph came out of the compile path (remat's partition:
+  /// the backward graph, which reads the values the forward saved): what it
+  /// is. JSON key "compiled". Reverse and forward mode refuse to
+  /// differentiate such a graph (a second-order gradient through a compiled
+  /// backward, autodiff/README.md).
+  std::string compiled;
 };
 
 /// A user error in a graph: the node (or input/output) it concerns and what

@@ -16,6 +16,12 @@ struct Options {
   std::string out_dir = "out/experiments";  ///< each experiment writes OUT/NAME/
   int min_log2n = 4, max_log2n = 24, step_log2n = 2;
   uint64_t seed = 1;
+  /// Where the seed-5 experiments find examples/graphs (relative to the
+  /// working directory, the repository root by default).
+  std::string examples_dir = "examples/graphs";
+  /// Test hook: each seed-5 experiment replaces one of the text's values by
+  /// a wrong one, so that its comparison must report a mismatch (exit 1).
+  bool wrong_expectation = false;
 };
 
 struct Experiment {
@@ -32,6 +38,20 @@ const Experiment* find_experiment(std::string_view name);
 /// a sum of n = 2^min..2^max f32 values under five orders (sequential, split
 /// sqrt(n), 16 lanes, pairwise, NumPy pairwise) and three data sets.
 int reduction_bounds(const Options& o, std::ostream& log);
+
+/// seed 5.3, Listing 5.2: reverse mode on examples/graphs/example_5_1_forward.json
+/// (--wrt W, Listing 5.2's names) against the listing, node for node.
+int listing_5_2(const Options& o, std::ostream& log);
+/// seed 5.4-5.5, Table 5.1: the network and min cut of example_5_1_joint.json
+/// (capacities, max flow, saved set) against the text's figures.
+int table_5_1(const Options& o, std::ostream& log);
+/// seed 5.2, Theorem 5.1: the backward/forward op-count ratio of the lowered
+/// programs (as `stax grad --cost`) of every example graph against
+/// 1 + max(4, c_Omega + 2).
+int theorem_5_1(const Options& o, std::ostream& log);
+/// seed 5.7, Proposition 5.2: n*W_jvp against m*W_vjp for the full Jacobian
+/// (as `stax jvp --jacobian`) on the example graphs, and J by JVPs = J by VJPs.
+int proposition_5_2(const Options& o, std::ostream& log);
 
 /// Writes `script` to DIR/NAME.gp and runs gnuplot on it; returns a message
 /// when gnuplot is missing or fails (the PNG is then skipped), else "".

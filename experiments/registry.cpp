@@ -12,6 +12,13 @@ const std::vector<Experiment>& registry() {
        "measured error vs. worst-case bound of f32 sums in five orders (seed 6.5; sequential, split sqrt(n), 16 "
        "lanes, pairwise, NumPy pairwise)",
        reduction_bounds},
+      {"listing-5-2", "the joint graph of Example 5.1 by reverse mode against Listing 5.2, node for node (seed 5.3)",
+       listing_5_2},
+      {"table-5-1", "the rematerialization network and min cut of Example 5.1 against Table 5.1 (seed 5.5)", table_5_1},
+      {"theorem-5-1", "(forward + backward) / forward op counts of every example graph against 1 + max(4, c_Omega + 2) (seed 5.2)",
+       theorem_5_1},
+      {"proposition-5-2", "full Jacobians by n JVPs and m VJPs: n*W vs m*W, and the two Jacobians equal (seed 5.7)",
+       proposition_5_2},
   };
   return r;
 }

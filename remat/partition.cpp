@@ -134,6 +134,8 @@ std::variant<Partition, GraphError> split(const JointGraph& jg, const Network& n
     for (size_t r : refs[k - ni]) work.push_back(r);
   }
   p.backward.file = g.file;
+  p.backward.compiled = "the backward graph of a " + std::string(strategy_name(s)) +
+                        " partition (remat), which reads the values its forward saved";
   for (const std::string& n : p.saved)
     if (used[id.at(n)]) p.backward.inputs.push_back({n, net.at(n).type});
   for (size_t i = 0; i < ni; ++i)

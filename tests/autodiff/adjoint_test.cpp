@@ -10,7 +10,7 @@
 
 using namespace stax;
 using namespace stax::autodiff;
-using adtest::adjoint_check;
+
 
 namespace {
 
@@ -48,7 +48,7 @@ TEST_CASE("adjoint identity on the example graphs and every operator", "[autodif
     INFO(f);
     compiler::Graph g = adtest::load(f);
     for (uint64_t seed : {1, 2}) {
-      adtest::AdjointResult r = adjoint_check(g, seed, kP);
+      adtest::AdjointResult r = adtest::adjoint_check(g, seed, kP);
       INFO(r.str());
       CHECK(r.ok);
     }
@@ -59,7 +59,7 @@ TEST_CASE("adjoint identity on the example graphs and every operator", "[autodif
   go.wrt = {"W"};
   JvpOptions jo;
   jo.wrt = {"W"};
-  CHECK(adjoint_check(g, 3, kP, go, jo).ok);
+  CHECK(adtest::adjoint_check(g, 3, kP, go, jo).ok);
 }
 
 TEST_CASE("adjoint identity on generated random graphs", "[autodiff]") {
@@ -68,7 +68,7 @@ TEST_CASE("adjoint identity on generated random graphs", "[autodiff]") {
     std::string text = adtest::random_graph(seed);
     INFO(text);
     compiler::Graph g = adtest::parse(text);
-    adtest::AdjointResult r = adjoint_check(g, seed, kP);
+    adtest::AdjointResult r = adtest::adjoint_check(g, seed, kP);
     INFO(r.str());
     CHECK(r.ok);
     ++checked;
@@ -79,10 +79,10 @@ TEST_CASE("adjoint identity on generated random graphs", "[autodiff]") {
 TEST_CASE("wrong VJP rules are caught by the adjoint identity", "[autodiff]") {
   auto caught = [](const char* what, const compiler::Graph& g, const GradOptions& go) {
     INFO(what);
-    adtest::AdjointResult good = adjoint_check(g, 5, kP);
+    adtest::AdjointResult good = adtest::adjoint_check(g, 5, kP);
     INFO("correct rules: " << good.str());
     CHECK(good.ok);
-    adtest::AdjointResult bad = adjoint_check(g, 5, kP, go);
+    adtest::AdjointResult bad = adtest::adjoint_check(g, 5, kP, go);
     INFO("wrong rule, counterexample at seed 5: " << bad.str());
     CHECK_FALSE(bad.ok);
     WARN(what << " -> counterexample: " << bad.str());
@@ -127,8 +127,8 @@ TEST_CASE("a wrong JVP rule is caught by the adjoint identity", "[autodiff]") {
   JvpOptions jo;
   jo.rules = &rules;
   compiler::Graph g = adtest::parse(kSquareMm);
-  CHECK(adjoint_check(g, 9, kP).ok);
-  CHECK_FALSE(adjoint_check(g, 9, kP, {}, jo).ok);
+  CHECK(adtest::adjoint_check(g, 9, kP).ok);
+  CHECK_FALSE(adtest::adjoint_check(g, 9, kP, {}, jo).ok);
 }
 
 TEST_CASE("Proposition 5.2: the Jacobian by n JVPs equals the one by m VJPs", "[autodiff]") {
