@@ -33,6 +33,13 @@ const Experiment* find_experiment(std::string_view name);
 /// sqrt(n), 16 lanes, pairwise, NumPy pairwise) and three data sets.
 int reduction_bounds(const Options& o, std::ostream& log);
 
+/// seed 5.8, Theorem 5.3: uniform segments' peak states and forward steps
+/// for every l in 1..1000 (and a few longer chains) against the theorem.
+int theorem_5_3(const Options& o, std::ostream& log);
+/// seed 5.8, Theorem 5.4: beta(s, t) by exhaustive search beside C(s+t, s),
+/// and revolve's forward-step count against the schedule checker.
+int theorem_5_4(const Options& o, std::ostream& log);
+
 /// Writes `script` to DIR/NAME.gp and runs gnuplot on it; returns a message
 /// when gnuplot is missing or fails (the PNG is then skipped), else "".
 std::string run_gnuplot(const std::string& dir, const std::string& name, const std::string& script);

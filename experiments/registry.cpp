@@ -12,6 +12,9 @@ const std::vector<Experiment>& registry() {
        "measured error vs. worst-case bound of f32 sums in five orders (seed 6.5; sequential, split sqrt(n), 16 "
        "lanes, pairwise, NumPy pairwise)",
        reduction_bounds},
+      {"theorem-5-3", "uniform checkpoint segments (seed 5.8): peak states <= 2 sqrt(l), forward steps <= 2l",
+       theorem_5_3},
+      {"theorem-5-4", "binomial checkpointing (seed 5.8): beta(s, t) by exhaustive search vs C(s+t, s)", theorem_5_4},
   };
   return r;
 }
