@@ -38,5 +38,6 @@ Subcommand register_bench(CLI::App& app);  // bench_command.cpp
 Subcommand register_grad(CLI::App& app);   // grad_command.cpp
 Subcommand register_jvp(CLI::App& app);    // jvp_command.cpp
 Subcommand register_hvp(CLI::App& app);    // jvp_command.cpp
+Subcommand register_checkpoint(CLI::App& app);  // checkpoint_command.cpp
 
 }  // namespace stax::cli

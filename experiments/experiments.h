@@ -52,6 +52,12 @@ int theorem_5_1(const Options& o, std::ostream& log);
 /// seed 5.7, Proposition 5.2: n*W_jvp against m*W_vjp for the full Jacobian
 /// (as `stax jvp --jacobian`) on the example graphs, and J by JVPs = J by VJPs.
 int proposition_5_2(const Options& o, std::ostream& log);
+/// seed 5.8, Theorem 5.3: uniform segments' peak states and forward steps
+/// for every l in 1..1000 (and a few longer chains) against the theorem.
+int theorem_5_3(const Options& o, std::ostream& log);
+/// seed 5.8, Theorem 5.4: beta(s, t) by exhaustive search beside C(s+t, s),
+/// and revolve's forward-step count against the schedule checker.
+int theorem_5_4(const Options& o, std::ostream& log);
 
 /// Writes `script` to DIR/NAME.gp and runs gnuplot on it; returns a message
 /// when gnuplot is missing or fails (the PNG is then skipped), else "".

@@ -19,6 +19,9 @@ const std::vector<Experiment>& registry() {
        theorem_5_1},
       {"proposition-5-2", "full Jacobians by n JVPs and m VJPs: n*W vs m*W, and the two Jacobians equal (seed 5.7)",
        proposition_5_2},
+      {"theorem-5-3", "uniform checkpoint segments (seed 5.8): peak states <= 2 sqrt(l), forward steps <= 2l",
+       theorem_5_3},
+      {"theorem-5-4", "binomial checkpointing (seed 5.8): beta(s, t) by exhaustive search vs C(s+t, s)", theorem_5_4},
   };
   return r;
 }
