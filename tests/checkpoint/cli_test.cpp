@@ -35,6 +35,10 @@ TEST_CASE("stax checkpoint --execute is bit-identical to storing everything") {
   CHECK(j["execute"]["bit_identical"] == true);
   CHECK(j["execute"]["counts_agree"] == true);
   CHECK(j["execute"]["peak_states"].get<int>() < j["execute"]["store_all_peak_states"].get<int>());
+  // The CPU backend (LLVM JIT) gives the same bits as its own store-everything run.
+  auto cpu = stax::test::run_stax(dir, "checkpoint --steps 5 --slots 2 --execute --backend cpu --threads 1");
+  REQUIRE(cpu.code == 0);
+  CHECK(cpu.out.find("bit-identical") != std::string::npos);
 }
 
 TEST_CASE("stax checkpoint refuses bad arguments with exit 2") {
