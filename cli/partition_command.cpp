@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/joint_input.h"
 #include "cli/subcommands.h"
 #include "remat/partition.h"
 #include "remat/verify.h"
@@ -74,28 +75,11 @@ struct StrategyRow {
 }  // namespace
 
 int partition_command(const PartitionCommandOptions& o) {
-  auto strategy = remat::parse_strategy(o.strategy);
-  if (!strategy) {
-    std::cerr << "error: --strategy: unknown strategy '" << o.strategy << "' (min-cut, save-all, recompute-all)\n";
-    return 2;
-  }
-  auto jr = autodiff::read_joint_graph(o.graph);
-  if (auto* e = std::get_if<compiler::GraphError>(&jr)) {
-    std::cerr << "error: " << e->str() << "\n";
-    return 2;
-  }
-  const autodiff::JointGraph& jg = std::get<autodiff::JointGraph>(jr);
-  auto types = remat::forward_types(jg);
-  if (auto* e = std::get_if<compiler::GraphError>(&types)) {
-    std::cerr << "error: " << e->str() << "\n";
-    return 2;
-  }
-  auto nr = remat::build_network(jg, std::get<remat::TypeMap>(types));
-  if (auto* e = std::get_if<compiler::GraphError>(&nr)) {
-    std::cerr << "error: " << e->str() << "\n";
-    return 2;
-  }
-  const remat::Network& net = std::get<remat::Network>(nr);
+  auto in = read_joint_input(o.graph, o.strategy);
+  if (!in) return 2;
+  const autodiff::JointGraph& jg = in->graph;
+  const remat::Network& net = in->net;
+  const remat::Strategy strategy = in->strategy;
   remat::MinCut cut = remat::min_cut(net);
 
   std::vector<StrategyRow> rows;
@@ -108,7 +92,7 @@ int partition_command(const PartitionCommandOptions& o) {
     }
     const remat::Partition& p = std::get<remat::Partition>(pr);
     rows.push_back({s, p.saved.size(), p.saved_bytes, p.recomputed.size()});
-    if (s == *strategy) chosen = p;
+    if (s == strategy) chosen = p;
   }
   remat::VerifyResult vr;
   if (o.verify) vr = remat::verify_partition(jg, *chosen, {o.trials, o.seed});
@@ -124,7 +108,7 @@ int partition_command(const PartitionCommandOptions& o) {
   if (o.json) {
     json j;
     j["graph"] = o.graph;
-    j["strategy"] = remat::strategy_name(*strategy);
+    j["strategy"] = remat::strategy_name(strategy);
     if (o.memory_budget) j["memory_budget"] = {{"bytes", *o.memory_budget}, {"used", false}};
     j["network"] = network_json(net);
     j["flow"] = {{"edmonds_karp", cut.flow_ek}, {"boykov_kolmogorov", cut.flow_bk}, {"finite", cut.finite},
@@ -160,7 +144,7 @@ int partition_command(const PartitionCommandOptions& o) {
   for (const std::string& e : cut_edges) std::cout << " " << e << ";";
   std::cout << "\ncross-check: " << (cut.error.empty() ? "ok (same flow, cut capacity = flow, Proposition 5.1 holds)" : cut.error)
             << "\n\n";
-  std::cout << "strategy " << remat::strategy_name(*strategy) << (chosen->fell_back ? " (no finite cut: save everything)" : "")
+  std::cout << "strategy " << remat::strategy_name(strategy) << (chosen->fell_back ? " (no finite cut: save everything)" : "")
             << ": saved";
   for (const std::string& s : chosen->saved) std::cout << " " << s;
   std::cout << " (" << chosen->saved_bytes << " bytes); the backward reads the primals";

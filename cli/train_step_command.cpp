@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/joint_input.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "remat/train_step.h"
@@ -57,29 +58,11 @@ int train_step(const TrainStepOptions& o) {
     std::cerr << "error: --backend expects interp or cpu, got '" << o.backend << "'\n";
     return 2;
   }
-  auto strategy = remat::parse_strategy(o.strategy);
-  if (!strategy) {
-    std::cerr << "error: --strategy: unknown strategy '" << o.strategy << "' (min-cut, save-all, recompute-all)\n";
-    return 2;
-  }
-  auto jr = autodiff::read_joint_graph(o.graph);
-  if (auto* e = std::get_if<compiler::GraphError>(&jr)) {
-    std::cerr << "error: " << e->str() << "\n";
-    return 2;
-  }
-  const autodiff::JointGraph& jg = std::get<autodiff::JointGraph>(jr);
-  auto types = remat::forward_types(jg);
-  if (auto* e = std::get_if<compiler::GraphError>(&types)) {
-    std::cerr << "error: " << e->str() << "\n";
-    return 2;
-  }
-  auto nr = remat::build_network(jg, std::get<remat::TypeMap>(types));
-  if (auto* e = std::get_if<compiler::GraphError>(&nr)) {
-    std::cerr << "error: " << e->str() << "\n";
-    return 2;
-  }
+  auto joint = read_joint_input(o.graph, o.strategy);
+  if (!joint) return 2;
+  const autodiff::JointGraph& jg = joint->graph;
   remat::MinCut cut;
-  auto pr = remat::partition(jg, std::get<remat::Network>(nr), *strategy, &cut);
+  auto pr = remat::partition(jg, joint->net, joint->strategy, &cut);
   if (auto* e = std::get_if<compiler::GraphError>(&pr)) {
     std::cerr << "error: " << e->str() << "\n";
     return 2;
