@@ -67,7 +67,7 @@ int check_command(const CheckCommandOptions& o) {
   auto steps = pipeline_steps(o.transform);
   if (!steps) return 2;
   try {
-    oracle::CheckOptions co{o.trials, o.seed};
+    oracle::CheckOptions co = check_options(o.trials, o.seed, o.prove);
     oracle::Verdict v = oracle::check_transform(*prog, *steps, co, o.max_rewrites);
     xform::Context ctx;
     ctx.max_rewrites = o.max_rewrites;
@@ -98,6 +98,7 @@ Subcommand register_check(CLI::App& app) {
   c->add_option("--seed", o->seed, "input seed");
   c->add_option("--max-rewrites", o->max_rewrites, "apply only the first N rewrites");
   c->add_flag("--json", o->json, "one JSON document");
+  add_prove_flags(c, o->prove);
   return {c, [o] { return check_command(*o); }};
 }
 

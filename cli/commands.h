@@ -43,8 +43,19 @@ struct TransformOptions {
 /// Prints T(P) (and, with log, every rewrite to stderr).
 int transform_command(const TransformOptions& o);
 
+/// The prover's flags of `stax check` and `stax tv` (issue 16): by default
+/// a proof is tried first when the programs are small enough.
+struct ProveFlags {
+  bool require = false;  ///< --prove: a verdict that is not proved or refuted exits 3
+  bool off = false;      ///< --no-prove: testing only
+  unsigned timeout_ms = 20000;
+  int64_t max_elements = 4096;
+  int64_t max_terms = 200000;
+};
+
 struct CheckCommandOptions {
   std::string file, transform;
+  ProveFlags prove;
   std::string backend = "interp";  ///< also compile T(P) and compare it with the interpreter on T(P)
   int threads = 0;
   int trials = 16;
@@ -58,6 +69,7 @@ int check_command(const CheckCommandOptions& o);
 
 struct TvOptions {
   std::string src, tgt, cls = "exact";
+  ProveFlags prove;
   int trials = 16;
   uint64_t seed = 1;
   bool json = false;

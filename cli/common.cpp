@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <stdexcept>
 
@@ -87,6 +88,23 @@ int exit_on_backend_error(const std::function<int()>& body) {
     std::cerr << "internal error: " << e.what() << "\n";
     return 2;
   }
+}
+
+void add_prove_flags(CLI::App* c, ProveFlags& f) {
+  c->add_flag("--prove", f.require, "require a proof for all inputs at these shapes (exit 3 when only testing was possible)");
+  c->add_flag("--no-prove", f.off, "test only; by default a proof is tried first when the programs are small");
+  c->add_option("--prove-timeout-ms", f.timeout_ms, "wall time for the prover");
+  c->add_option("--prove-max-elements", f.max_elements, "largest tensor the prover encodes");
+  c->add_option("--prove-max-terms", f.max_terms, "largest encoding (scalar terms of both programs)");
+}
+
+oracle::CheckOptions check_options(int trials, uint64_t seed, const ProveFlags& f) {
+  oracle::CheckOptions co{trials, seed};
+  co.prove = f.off ? oracle::ProveMode::Off : f.require ? oracle::ProveMode::Require : oracle::ProveMode::Try;
+  co.prove_timeout_ms = f.timeout_ms;
+  co.prove_max_elements = f.max_elements;
+  co.prove_max_terms = f.max_terms;
+  return co;
 }
 
 }  // namespace stax::cli

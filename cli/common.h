@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.h"
 #include "oracle/checker.h"
 #include "semantics/evaluator.h"
 #include "transforms/transform.h"
@@ -42,5 +43,8 @@ int emit_verdict(const oracle::Verdict& v, const sem::Program& src, const sem::P
 /// Runs `body` (an exit code); a size limit (sem::ResourceError) or a
 /// backend's internal compile error is reported on stderr and gives exit 2.
 int exit_on_backend_error(const std::function<int()>& body);
+
+/// The checker's options from the command line: trials, seed and the prover.
+oracle::CheckOptions check_options(int trials, uint64_t seed, const ProveFlags& f);
 
 }  // namespace stax::cli

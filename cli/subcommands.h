@@ -18,6 +18,11 @@ struct Subcommand {
   std::function<int()> run;
 };
 
+struct ProveFlags;
+/// --prove, --no-prove, --prove-timeout-ms, --prove-max-elements,
+/// --prove-max-terms (common.cpp), for check and tv.
+void add_prove_flags(CLI::App* c, ProveFlags& f);
+
 Subcommand register_run(CLI::App& app);         // run_command.cpp
 /// `stax fuzz autodiff` (fuzz_autodiff_command.cpp): added under `fuzz`.
 Subcommand register_fuzz_autodiff(CLI::App& fuzz);

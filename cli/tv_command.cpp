@@ -22,7 +22,7 @@ int tv_command(const TvOptions& o) {
     return 2;
   }
   try {
-    oracle::Verdict v = oracle::check_programs(*src, *tgt, *cls, oracle::CheckOptions{o.trials, o.seed});
+    oracle::Verdict v = oracle::check_programs(*src, *tgt, *cls, check_options(o.trials, o.seed, o.prove));
     return emit_verdict(v, *src, *tgt, o.src + " -> " + o.tgt, o.json);
   } catch (const sem::ResourceError& e) {
     std::cerr << "error: " << e.message << "\n";
@@ -39,6 +39,7 @@ Subcommand register_tv(CLI::App& app) {
   v->add_option("--trials", o->trials, "input sets");
   v->add_option("--seed", o->seed, "input seed");
   v->add_flag("--json", o->json, "one JSON document");
+  add_prove_flags(v, o->prove);
   return {v, [o] { return tv_command(*o); }};
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "oracle/error_bound.h"
+#include "oracle/proof_first.h"
 #include "semantics/enclosure_domain.h"
 #include "transforms/expr_util.h"
 #include "semantics/parser.h"
@@ -14,14 +15,15 @@ namespace stax::oracle {
 using namespace sem;
 using xform::SemClass;
 
-std::string_view status_name(Status s) {
-  switch (s) {
-    case Status::Verified: return "verified";
-    case Status::Counterexample: return "counterexample";
-    case Status::NotCheckable: return "not checkable yet";
+std::string_view strength_name(const Verdict& v) {
+  switch (v.status) {
+    case Status::Verified: return v.proved ? "proved" : "tested";
+    case Status::Counterexample: return "refuted";
+    case Status::NotCheckable: return "not-checkable";
   }
   return "?";
 }
+
 
 std::optional<std::string> interface_mismatch(const Program& src, const Program& tgt) {
   auto sig = [](const Program& p, const std::string& n) { return type_str(*p.type_of(n)); };
@@ -341,6 +343,7 @@ Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, con
     v.message = "interface mismatch: " + *m;
     return v;
   }
+  if (try_proof(src, tgt, cls, opt, v)) return v;
   for (int t = 0; t < opt.trials; ++t) {
     InputKind kind = kInputKinds[size_t(t) % std::size(kInputKinds)];
     uint64_t seed = opt.seed * 1000003ull + uint64_t(t);
@@ -384,6 +387,12 @@ Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, con
                    "reassociable reduction, bounds not measured (" + v.excused_reason.substr(0, v.excused_reason.find('\n')) + ")";
   } else {
     v.message = "no difference on " + std::to_string(v.trials) + " input set(s)";
+    if (v.proof_tried) v.message += "; not proved: " + v.proof_note;
+  }
+  if (opt.prove == ProveMode::Require) {
+    v.status = Status::NotCheckable;
+    v.message = "a proof was required: " + (v.proof_note.empty() ? std::string("no proof") : v.proof_note) +
+                " (testing found no difference on " + std::to_string(v.trials) + " input set(s))";
   }
   return v;
 }
@@ -444,11 +453,11 @@ std::string indent(const std::string& text) {
 std::string format_verdict(const Verdict& v, const Program& src, const Program& tgt, const std::string& what) {
   std::string s;
   if (v.status == Status::Verified) {
-    return "VERIFIED (" + std::string(xform::class_name(v.cls)) + "): " + what + ": " + v.message +
+    return std::string(v.proved ? "PROVED" : "TESTED") + " (" + std::string(xform::class_name(v.cls)) + "): " + what + ": " + v.message +
            (v.src_failures ? " (source ⊥ on " + std::to_string(v.src_failures) + ")" : "") + "\n";
   }
   if (v.status == Status::NotCheckable) return "NOT CHECKABLE (" + std::string(xform::class_name(v.cls)) + "): " + v.message + "\n";
-  s += "ERROR: " + v.message + " (class " + std::string(xform::class_name(v.cls)) + ")\n";
+  s += "REFUTED: " + v.message + " (class " + std::string(xform::class_name(v.cls)) + ")\n";
   s += "check: " + what + "\n";
   if (v.rewrite) s += "first failing rewrite: " + v.rewrite_text + " (replay with --max-rewrites " + std::to_string(*v.rewrite) + ")\n";
   if (v.cex) {
@@ -490,7 +499,8 @@ std::string format_verdict(const Verdict& v, const Program& src, const Program& 
 
 nlohmann::json verdict_json(const Verdict& v, const Program& src, const Program& tgt, const std::string& what) {
   nlohmann::json j;
-  j["verdict"] = status_name(v.status);
+  j["verdict"] = strength_name(v);
+  if (v.proof_tried) j["proof"] = {{"proved", v.proved}, {"ms", v.proof_ms}, {"terms", v.proof_terms}, {"note", v.proof_note}};
   j["class"] = xform::class_name(v.cls);
   j["check"] = what;
   j["message"] = v.message;

@@ -36,14 +36,23 @@
 
 namespace stax::oracle {
 
+/// Whether exact and refines checks first try a proof for all inputs with Z3
+/// (proofs/program_equiv.h): Off (testing only), Try (a proof when the
+/// programs are small enough, else testing, and the verdict says which),
+/// Require (a verdict that is not a proof or a refutation is NotCheckable).
+enum class ProveMode { Off, Try, Require };
+
 struct CheckOptions {
   int trials = 16;
   uint64_t seed = 1;
   long precision = 256;  ///< MPFR bits of the Real domain (class real)
+  ProveMode prove = ProveMode::Off;
+  int64_t prove_max_elements = 4096;  ///< per tensor, for the prover
+  int64_t prove_max_terms = 200000;   ///< scalar terms of both programs' encodings
+  unsigned prove_timeout_ms = 20000;
 };
 
 enum class Status { Verified, Counterexample, NotCheckable };
-std::string_view status_name(Status s);
 
 struct Counterexample {
   InputKind kind = InputKind::Normal;
@@ -92,7 +101,20 @@ struct Verdict {
   /// reordering), so its bounds were not measured.
   int excused = 0;
   std::string excused_reason;
+  /// The prover (CheckOptions::prove): whether it proved the pair for all
+  /// inputs at these shapes, else why not (timeout, size limit, an
+  /// unencodable op); its time and encoding size.
+  bool proved = false;
+  bool proof_tried = false;
+  std::string proof_note;
+  double proof_ms = 0;
+  int64_t proof_terms = 0;
 };
+
+/// The strength of a verdict (issue 16): "proved" (all inputs, these
+/// shapes), "tested" (N input sets, no difference), "refuted" (a
+/// counterexample), or "not-checkable".
+std::string_view strength_name(const Verdict& v);
 
 /// Both programs must have the same inputs and outputs (names, dtypes,
 /// shapes); returns what differs.

@@ -1,6 +1,7 @@
 #include "oracle/input_gen.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "semantics/random_inputs.h"
@@ -15,6 +16,8 @@ std::string_view input_kind_name(InputKind k) {
     case InputKind::Uniform: return "uniform";
     case InputKind::Cancellation: return "cancellation";
     case InputKind::Special: return "special";
+    case InputKind::Extreme: return "extreme";
+    case InputKind::Solver: return "solver";
   }
   return "?";
 }
@@ -45,12 +48,52 @@ double draw(InputKind kind, Rng& rng) {
         default: return rng.normal() * 1e-3;
       }
     }
-    case InputKind::Special: break;  // draw_tensor handles it
+    case InputKind::Special:  // draw_tensor handles these
+    case InputKind::Extreme:
+    case InputKind::Solver: break;
   }
   return 0.0;
 }
 
+/// The bit layout of a float dtype: exponent and fraction widths.
+std::pair<int, int> float_layout(DType t) {
+  switch (t) {
+    case DType::F16: return {5, 10};
+    case DType::BF16: return {8, 7};
+    case DType::F32: return {8, 23};
+    default: return {11, 52};
+  }
+}
+
+/// One extreme pattern for a whole float tensor (InputKind::Extreme).
+Tensor extreme_tensor(const TensorType& ty, Rng& rng) {
+  Tensor t(ty.dtype, ty.shape);
+  auto [eb, fb] = float_layout(ty.dtype);
+  uint64_t sign = 1ull << (eb + fb), exp_all = ((1ull << eb) - 1) << fb, frac_all = (1ull << fb) - 1;
+  int pattern = int(rng.next() % 6);
+  size_t bytes = size_t(dtype_bytes(ty.dtype));
+  for (int64_t i = 0; i < t.size(); ++i) {
+    uint64_t bits = 0;
+    switch (pattern) {
+      case 0: bits = sign; break;                                // all -0.0
+      case 1: bits = (rng.next() & 1) ? sign : 0; break;         // ±0
+      case 2:                                                    // NaNs, payloads and signs differ
+        bits = exp_all | (1 + rng.next() % frac_all) | ((rng.next() & 1) ? sign : 0);
+        break;
+      case 3: bits = exp_all | ((i & 1) ? sign : 0); break;      // +inf, -inf, ...
+      case 4:                                                    // subnormals
+        bits = (1 + rng.next() % frac_all) | ((rng.next() & 1) ? sign : 0);
+        break;
+      default: bits = (exp_all - (1ull << fb)) | frac_all | ((rng.next() & 1) ? sign : 0); break;  // ±max finite
+    }
+    std::memcpy(t.data.data() + size_t(i) * bytes, &bits, bytes);  // little-endian
+  }
+  return t;
+}
+
 Tensor draw_tensor(const TensorType& ty, InputKind kind, Rng& rng, int64_t index_extent) {
+  if (kind == InputKind::Extreme && is_float(ty.dtype)) return extreme_tensor(ty, rng);
+  if (kind == InputKind::Extreme) kind = InputKind::Special;
   if (kind == InputKind::Special && is_float(ty.dtype)) {
     Tensor t = random_tensor(ty, rng, RandomOptions{0.6}, index_extent);
     if (is_half(ty.dtype)) return t;

@@ -10,10 +10,14 @@
 
 namespace stax::oracle {
 
-enum class InputKind { Normal, Uniform, Cancellation, Special };
+/// Extreme: one pattern per float tensor — all -0.0, a mixture of ±0, all
+/// NaN with different payloads and signs, ±inf pairs that cancel, all
+/// subnormal, all of the largest magnitude. Solver: inputs found by the
+/// prover (never drawn).
+enum class InputKind { Normal, Uniform, Cancellation, Special, Extreme, Solver };
 std::string_view input_kind_name(InputKind k);
 constexpr InputKind kInputKinds[] = {InputKind::Normal, InputKind::Uniform, InputKind::Cancellation,
-                                     InputKind::Special};
+                                     InputKind::Special, InputKind::Extreme};
 
 /// Draws every input of the program. Integer inputs used as indirect indices
 /// stay within [-s, s) for the extent s they index (so wrap-around happens and

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "proofs/deadline.h"
+#include "proofs/fpa_ops.h"
 #include "proofs/solver_guard.h"
 #include "semantics/evaluator.h"
 #include "semantics/lambda_eval.h"
@@ -28,141 +29,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 
-/// The FPA interpretation of scalar lambdas.
+/// The FPA interpretation of scalar lambdas: the lambda evaluator's domain
+/// over the shared scalar encoding (fpa_ops.h).
 struct FpaDomain {
   using Value = std::optional<z3::expr>;
-  z3::context& c;
-  bool half_in_f32;
+  FpaOps& ops;
   DType input_type;
   const std::vector<z3::expr>& inputs;
-  std::map<std::string, z3::func_decl> ufs;
-  std::set<std::string> uf_ops;
-
-  z3::expr rne() { return z3::expr(c, Z3_mk_fpa_rne(c)); }
-
-  z3::sort storage_sort(DType t) {
-    switch (t) {
-      case DType::F16: return c.fpa_sort(5, 11);
-      case DType::BF16: return c.fpa_sort(8, 8);
-      case DType::F32: return c.fpa_sort(8, 24);
-      case DType::F64: return c.fpa_sort(11, 53);
-      case DType::Bool: return c.bool_sort();
-      default: throw Unsupported{"integer dtype " + std::string(dtype_name(t))};
-    }
-  }
-  DType compute(DType t) const { return half_in_f32 ? compute_type(t) : t; }
-  z3::sort compute_sort(DType t) { return storage_sort(compute(t)); }
-
-  /// Rounds (or widens exactly) a float to the sort of `t`.
-  z3::expr convert(const z3::expr& v, z3::sort s) {
-    if (z3::eq(v.get_sort(), s)) return v;
-    return z3::expr(c, Z3_mk_fpa_to_fp_float(c, rne(), v, s));
-  }
-
-  z3::expr from_bits(uint64_t bits, DType t) {
-    if (t == DType::Bool) return c.bool_val(bits != 0);
-    z3::sort s = storage_sort(t);
-    unsigned w = unsigned(dtype_bytes(t) * 8);
-    z3::expr bv = c.bv_val(uint64_t(bits), w);
-    return z3::expr(c, Z3_mk_fpa_to_fp_bv(c, bv, s));
-  }
-
-  z3::expr uf(ScalarOp op, const z3::sort& s, std::span<const Value> args) {
-    std::string name = std::string(op_name(op)) + "_" + std::to_string(s.fpa_ebits()) + "_" + std::to_string(s.fpa_sbits());
-    uf_ops.insert(std::string(op_name(op)));
-    auto it = ufs.find(name);
-    if (it == ufs.end()) {
-      z3::sort_vector dom(c);
-      for (size_t k = 0; k < args.size(); ++k) dom.push_back(s);
-      it = ufs.emplace(name, c.function(name.c_str(), dom, s)).first;
-    }
-    z3::expr_vector a(c);
-    for (const Value& v : args) a.push_back(*v);
-    return it->second(a);
-  }
-
-  z3::expr is_nan(const z3::expr& a) { return z3::expr(c, Z3_mk_fpa_is_nan(c, a)); }
-  z3::expr is_neg(const z3::expr& a) { return z3::expr(c, Z3_mk_fpa_is_negative(c, a)); }
-  z3::expr feq(const z3::expr& a, const z3::expr& b) { return z3::expr(c, Z3_mk_fpa_eq(c, a, b)); }
-  z3::expr nan(const z3::sort& s) { return z3::expr(c, Z3_mk_fpa_nan(c, s)); }
-  z3::expr num(double v, const z3::sort& s) { return z3::expr(c, Z3_mk_fpa_numeral_double(c, v, s)); }
-
-  /// IEEE 754-2019 maximum/minimum (DESIGN §3): NaN-propagating, -0 < +0.
-  z3::expr maximum(const z3::expr& a, const z3::expr& b) {
-    return z3::ite(is_nan(a) || is_nan(b), nan(a.get_sort()),
-                   z3::ite(feq(a, b), z3::ite(is_neg(a), b, a), z3::ite(z3::expr(c, Z3_mk_fpa_gt(c, a, b)), a, b)));
-  }
-  z3::expr minimum(const z3::expr& a, const z3::expr& b) {
-    return z3::ite(is_nan(a) || is_nan(b), nan(a.get_sort()),
-                   z3::ite(feq(a, b), z3::ite(is_neg(a), a, b), z3::ite(z3::expr(c, Z3_mk_fpa_lt(c, a, b)), a, b)));
-  }
 
   Value param(size_t, size_t index, const Value&) {
     const z3::expr& x = inputs.at(index);
-    return x.is_bool() ? x : convert(x, compute_sort(input_type));  // exact widening
+    return x.is_bool() ? x : ops.widen(x, input_type);  // exact widening
   }
-  Value constant(size_t, const Const& k, DType tag) {
-    z3::expr v = from_bits(k.bits, k.dtype);
-    if (tag == DType::Bool) return v;
-    return convert(v, compute_sort(tag));
-  }
-  Value cast(size_t, const Value& v, DType from, DType to) {
-    if (!is_float(from) || !is_float(to)) throw Unsupported{"cast " + std::string(dtype_name(from)) + " -> " + std::string(dtype_name(to))};
-    return convert(convert(*v, storage_sort(to)), compute_sort(to));  // round to `to`, carry in its compute type
-  }
+  Value constant(size_t, const Const& k, DType tag) { return ops.constant(k, tag); }
+  Value cast(size_t, const Value& v, DType from, DType to) { return ops.cast(*v, from, to); }
   Value apply(size_t, ScalarOp op, DType tag, DType operand_tag, std::span<const Value> args) {
-    if (is_int(tag) || is_int(operand_tag)) throw Unsupported{"integer op " + std::string(op_name(op))};
-    auto A = [&](size_t k) -> const z3::expr& { return *args[k]; };
-    z3::expr rm = rne();
-    switch (op) {
-      case ScalarOp::Add: return z3::expr(c, Z3_mk_fpa_add(c, rm, A(0), A(1)));
-      case ScalarOp::Sub: return z3::expr(c, Z3_mk_fpa_sub(c, rm, A(0), A(1)));
-      case ScalarOp::Mul: return z3::expr(c, Z3_mk_fpa_mul(c, rm, A(0), A(1)));
-      case ScalarOp::Div: return z3::expr(c, Z3_mk_fpa_div(c, rm, A(0), A(1)));
-      case ScalarOp::Neg: return z3::expr(c, Z3_mk_fpa_neg(c, A(0)));
-      case ScalarOp::Abs: return z3::expr(c, Z3_mk_fpa_abs(c, A(0)));
-      case ScalarOp::Relu: return maximum(A(0), num(0.0, A(0).get_sort()));
-      case ScalarOp::Maximum: return maximum(A(0), A(1));
-      case ScalarOp::Minimum: return minimum(A(0), A(1));
-      case ScalarOp::Fma: return z3::expr(c, Z3_mk_fpa_fma(c, rm, A(0), A(1), A(2)));
-      case ScalarOp::Sqrt: return z3::expr(c, Z3_mk_fpa_sqrt(c, rm, A(0)));
-      case ScalarOp::Rsqrt: {  // the reference composite: 1 / sqrt(a), two roundings
-        z3::expr s = z3::expr(c, Z3_mk_fpa_sqrt(c, rm, A(0)));
-        return z3::expr(c, Z3_mk_fpa_div(c, rm, num(1.0, s.get_sort()), s));
-      }
-      case ScalarOp::Floor: return z3::expr(c, Z3_mk_fpa_round_to_integral(c, z3::expr(c, Z3_mk_fpa_rtn(c)), A(0)));
-      case ScalarOp::Sigmoid: {  // 1 / (1 + exp(-a)), exp uninterpreted
-        z3::sort s = A(0).get_sort();
-        Value na = z3::expr(c, Z3_mk_fpa_neg(c, A(0)));
-        z3::expr e = uf(ScalarOp::Exp, s, std::span<const Value>(&na, 1));
-        z3::expr d = z3::expr(c, Z3_mk_fpa_add(c, rm, num(1.0, s), e));
-        return z3::expr(c, Z3_mk_fpa_div(c, rm, num(1.0, s), d));
-      }
-      case ScalarOp::Exp:
-      case ScalarOp::Log:
-      case ScalarOp::Log2:
-      case ScalarOp::Log10:
-      case ScalarOp::Log1p:
-      case ScalarOp::Expm1:
-      case ScalarOp::Tanh:
-      case ScalarOp::Erf:
-      case ScalarOp::Sin:
-      case ScalarOp::Cos:
-      case ScalarOp::Pow:
-      case ScalarOp::Mod:       // NumPy's divmod on floats: no FPA counterpart
-      case ScalarOp::FloorDiv: return uf(op, A(0).get_sort(), args);
-      case ScalarOp::Eq: return feq(A(0), A(1));
-      case ScalarOp::Ne: return !feq(A(0), A(1));
-      case ScalarOp::Lt: return z3::expr(c, Z3_mk_fpa_lt(c, A(0), A(1)));
-      case ScalarOp::Le: return z3::expr(c, Z3_mk_fpa_leq(c, A(0), A(1)));
-      case ScalarOp::Gt: return z3::expr(c, Z3_mk_fpa_gt(c, A(0), A(1)));
-      case ScalarOp::Ge: return z3::expr(c, Z3_mk_fpa_geq(c, A(0), A(1)));
-      case ScalarOp::And: return A(0) && A(1);
-      case ScalarOp::Or: return A(0) || A(1);
-      case ScalarOp::Not: return !A(0);
-      case ScalarOp::Select: return z3::ite(A(0), A(1), A(2));
-    }
-    throw Unsupported{"op " + std::string(op_name(op))};
+    std::vector<z3::expr> a;
+    for (const Value& v : args) a.push_back(*v);
+    return ops.apply(op, tag, operand_tag, a);
   }
 };
 
@@ -303,15 +187,6 @@ std::variant<Parsed, std::string> parse_rule(std::string_view rule, DType dt) {
 
 // ---- values ----
 
-uint64_t canonical_nan(DType t) {
-  switch (t) {
-    case DType::F16: return 0x7e00;
-    case DType::BF16: return 0x7fc0;
-    case DType::F32: return 0x7fc00000;
-    default: return 0x7ff8000000000000ull;
-  }
-}
-
 std::string hex_bits(uint64_t bits, DType t) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%0*llx", dtype_bytes(t) * 2, static_cast<unsigned long long>(bits));
@@ -321,17 +196,6 @@ std::string hex_bits(uint64_t bits, DType t) {
 std::string value_text(uint64_t bits, DType t) {
   if (t == DType::Bool) return bits ? "true" : "false";
   return const_to_string(Const{t, bits}) + " (" + hex_bits(bits, t) + ")";
-}
-
-/// The bits of a float (or bool) expression in a model.
-uint64_t model_bits(const z3::model& m, const z3::expr& e, DType t) {
-  z3::context& c = e.ctx();
-  if (e.is_bool()) return m.eval(e, true).is_true() ? 1 : 0;
-  if (m.eval(z3::expr(c, Z3_mk_fpa_is_nan(c, e)), true).is_true()) return canonical_nan(t);
-  z3::expr bv = m.eval(z3::expr(c, Z3_mk_fpa_to_ieee_bv(c, e)), true);
-  uint64_t bits = 0;
-  if (!Z3_get_numeral_uint64(c, bv, &bits)) throw Unsupported{"model value is not a numeral"};
-  return bits;
 }
 
 struct Replay {
@@ -379,24 +243,25 @@ std::variant<RewriteResult, std::string> check_rewrite(std::string_view rule, co
   unknown_on_failure(v, [&] {
     z3::context c;
     std::vector<z3::expr> inputs;
-    FpaDomain dom{c, opt.half_in_f32, opt.dtype, inputs, {}, {}};
-    for (const Input& x : p.program.inputs) inputs.push_back(c.constant(x.name.c_str(), dom.storage_sort(x.type.dtype)));
+    FpaOps ops(c, opt.half_in_f32);
+    FpaDomain dom{ops, opt.dtype, inputs};
+    for (const Input& x : p.program.inputs) inputs.push_back(c.constant(x.name.c_str(), ops.storage_sort(x.type.dtype)));
     auto eval_side = [&](const Side& s) -> z3::expr {
-      if (s.value) return dom.from_bits(s.value->bits, s.value->dtype);
+      if (s.value) return ops.from_bits(s.value->bits, s.value->dtype);
       std::vector<FpaDomain::Value> params(inputs.begin(), inputs.end());
       std::vector<FpaDomain::Value> regs;
       FpaDomain::Value r = eval_lambda(*s.fn, dom, std::span<const FpaDomain::Value>(params), regs);
       DType tag = s.fn->result_type();
-      return tag == DType::Bool ? *r : dom.convert(*r, dom.storage_sort(tag));  // the map's store rounds
+      return ops.narrow(*r, tag);  // the map's store rounds
     };
     z3::expr l = eval_side(p.lhs), r = eval_side(p.rhs);
     // Identical bits, NaN payloads aside. SMT-LIB has a single NaN and `=` is
     // identity on floats (so -0 ≠ +0); fp.isNaN states the NaN case explicitly.
-    z3::expr same = l.is_bool() ? l == r : ((dom.is_nan(l) && dom.is_nan(r)) || l == r);
-    res.uninterpreted.assign(dom.uf_ops.begin(), dom.uf_ops.end());
+    z3::expr same = ops.same(l, r);
+    res.uninterpreted.assign(ops.uninterpreted().begin(), ops.uninterpreted().end());
     // QF_FP's solver is faster than the default on pure float goals; with
     // uninterpreted functions the default one combines the theories.
-    z3::solver s = dom.uf_ops.empty() ? z3::solver(c, "QF_FP") : z3::solver(c);
+    z3::solver s = ops.uninterpreted().empty() ? z3::solver(c, "QF_FP") : z3::solver(c);
     s.add(!same);
     int unconfirmed = 0;
     for (;;) {
@@ -463,7 +328,7 @@ std::variant<RewriteResult, std::string> check_rewrite(std::string_view rule, co
       }
       z3::expr block = c.bool_val(true);
       for (size_t k = 0; k < inputs.size(); ++k)
-        block = block && inputs[k] == dom.from_bits(bits[k], p.program.inputs[k].type.dtype);
+        block = block && inputs[k] == ops.from_bits(bits[k], p.program.inputs[k].type.dtype);
       s.add(!block);
     }
   });

@@ -206,6 +206,21 @@ class TensorEvaluator {
       case Plan::Kind::View: {
         size_t r = p.shape.size();
         std::vector<int64_t> idx = unflatten(p.shape, start);
+        if constexpr (requires { D::kSymbolicLoads; }) {
+          // A symbolic domain evaluates the index expressions itself: its
+          // indirect indices, and their range checks, are terms.
+          if (!p.affine_fast) {
+            typename D::Lookup find = [this](const std::string& name) -> const T& { return *lookup(name); };
+            for (size_t i = 0; i < n; ++i) {
+              dom_.load_view(out, i, *p.tensor, *p.map, p.wrap, idx.data(), find);
+              for (size_t k = r; k-- > 0;) {
+                if (++idx[k] < p.shape[k]) break;
+                idx[k] = 0;
+              }
+            }
+            return out;
+          }
+        }
         if (p.affine_fast) {
           int64_t off = p.base;
           for (size_t k = 0; k < r; ++k) off += p.strides[k] * idx[k];

@@ -46,7 +46,7 @@ Outcome transform_and_check(const sem::Program& p, const std::string& spec) {
 }
 
 std::string verdict_text(const oracle::Verdict& v) {
-  return std::string(oracle::status_name(v.status)) + " " + std::string(xform::class_name(v.cls));
+  return std::string(oracle::strength_name(v)) + " " + std::string(xform::class_name(v.cls));
 }
 }  // namespace
 
