@@ -48,7 +48,7 @@ int transform_command(const TransformOptions& o);
 struct ProveFlags {
   bool require = false;  ///< --prove: a verdict that is not proved or refuted exits 3
   bool off = false;      ///< --no-prove: testing only
-  unsigned timeout_ms = 20000;
+  unsigned timeout_ms = 10000;
   int64_t max_elements = 4096;
   int64_t max_terms = 200000;
 };

@@ -49,7 +49,7 @@ struct CheckOptions {
   ProveMode prove = ProveMode::Off;
   int64_t prove_max_elements = 4096;  ///< per tensor, for the prover
   int64_t prove_max_terms = 200000;   ///< scalar terms of both programs' encodings
-  unsigned prove_timeout_ms = 20000;
+  unsigned prove_timeout_ms = 10000;
 };
 
 enum class Status { Verified, Counterexample, NotCheckable };

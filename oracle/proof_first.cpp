@@ -33,7 +33,8 @@ bool try_proof(const sem::Program& src, const sem::Program& tgt, xform::SemClass
     case proofs::ProofVerdict::Proved:
       v.status = Status::Verified;
       v.proved = true;
-      v.message = "proved for all inputs at these shapes (Z3: " + std::to_string(r.terms) + " terms, " + ms + uf + ")";
+      v.message = "proved for all inputs at these shapes (Z3: " + std::to_string(r.terms) + " terms, " + ms + uf +
+                  "); testing found no difference on " + std::to_string(v.trials) + " input set(s) either";
       return true;
     case proofs::ProofVerdict::Refuted: {
       bool failed = false;
@@ -42,7 +43,8 @@ bool try_proof(const sem::Program& src, const sem::Program& tgt, xform::SemClass
       c->kind = InputKind::Solver;
       v.status = Status::Counterexample;
       v.message = std::string(c->output.empty() ? "definedness mismatch" : "value mismatch") +
-                  " on inputs found by Z3 (" + ms + "), replayed on the interpreter";
+                  " on inputs found by Z3 (" + ms + ", " + r.verdict.reason + ") after " + std::to_string(v.trials) +
+                  " input set(s) of testing found none; replayed on the interpreter";
       v.cex = std::move(c);
       return true;
     }

@@ -1,6 +1,9 @@
-// Proof before testing (issue 16): an exact or refines check first asks the
-// prover (proofs/program_equiv.h) for all inputs at these shapes. Internal
-// to oracle/checker.cpp.
+// The prover in the checker (issue 16): once testing found no difference,
+// an exact or refines check asks the prover (proofs/program_equiv.h) for all
+// inputs at these shapes. (Testing goes first because it refutes a wrong
+// transform in milliseconds, where the solver may need seconds to find
+// inputs for, say, a reassociated float sum; the verdict is the same.)
+// Internal to oracle/checker.cpp.
 #pragma once
 
 #include "oracle/checker.h"

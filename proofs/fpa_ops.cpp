@@ -60,6 +60,15 @@ z3::expr FpaOps::num(double v, const z3::sort& s) { return z3::expr(c_, Z3_mk_fp
 
 z3::expr FpaOps::convert(const z3::expr& v, const z3::sort& s) {
   if (z3::eq(v.get_sort(), s)) return v;
+  // Rounding back a value that was widened exactly from `s` gives it back:
+  // so a stored f16 loaded to f32 and stored again is the same term, and the
+  // two sides of an exact rewrite stay syntactically equal.
+  if (v.is_app() && v.decl().decl_kind() == Z3_OP_FPA_TO_FP && v.num_args() == 2) {
+    z3::expr w = v.arg(1);
+    z3::sort vs = v.get_sort();
+    if (w.is_fpa() && z3::eq(w.get_sort(), s) && vs.fpa_ebits() >= s.fpa_ebits() && vs.fpa_sbits() >= s.fpa_sbits())
+      return w;
+  }
   return z3::expr(c_, Z3_mk_fpa_to_fp_float(c_, rne(), v, s));
 }
 

@@ -32,7 +32,7 @@ enum class Relation { Exact, Refines };
 struct EquivOptions {
   int64_t max_elements = 4096;  ///< per tensor (inputs and every intermediate)
   int64_t max_terms = 200000;   ///< scalar terms built for both programs
-  unsigned timeout_ms = 20000;  ///< wall time for all solver calls together
+  unsigned timeout_ms = 10000;  ///< wall time for all solver calls together
   int max_unconfirmed = 16;     ///< models the interpreter does not reproduce before giving up
 };
 

@@ -39,12 +39,17 @@ TEST_CASE("check verifies an exact pipeline and emits JSON") {
   Run r = run_stax("check " + p.string() + " --transform inline,fuse-maps,normalize --trials 8");
   INFO(r.out << r.err);
   CHECK(r.code == 0);
-  CHECK_THAT(r.out, Catch::StartsWith("VERIFIED (exact)"));
+  CHECK_THAT(r.out, Catch::StartsWith("PROVED (exact)") && Catch::Contains("for all inputs at these shapes"));
   Run j = run_stax("check " + p.string() + " --transform cse --json");
   REQUIRE(j.code == 0);
   auto doc = nlohmann::json::parse(j.out);
-  CHECK(doc["verdict"] == "verified");
+  CHECK(doc["verdict"] == "proved");
+  CHECK(doc["proof"]["proved"] == true);
   CHECK(doc["class"] == "exact");
+  // Testing only says so.
+  Run t = run_stax("check " + p.string() + " --transform inline --no-prove --trials 4");
+  CHECK(t.code == 0);
+  CHECK_THAT(t.out, Catch::StartsWith("TESTED (exact)") && Catch::Contains("no difference on 4 input set(s)"));
 }
 
 TEST_CASE("tv finds a wrong fusion from outside and reports it Alive2-style") {
@@ -53,13 +58,13 @@ TEST_CASE("tv finds a wrong fusion from outside and reports it Alive2-style") {
   fs::path bad = write("tv_bad.stx", "input x : bf16[16]\nlet y = map(fn(v) => mul(div(v, 3.0), 3.0), x)\noutput y\n");
   Run r = run_stax("tv " + src.string() + " " + bad.string() + " --class exact --trials 8");
   CHECK(r.code == 1);
-  CHECK_THAT(r.out, Catch::Contains("ERROR: value mismatch") && Catch::Contains("output y at index") &&
+  CHECK_THAT(r.out, Catch::Contains("REFUTED: value mismatch") && Catch::Contains("output y at index") &&
                         Catch::Contains("source:") && Catch::Contains("target:") &&
                         Catch::Contains("source program:") && Catch::Contains("target program:"));
   Run j = run_stax("tv " + src.string() + " " + bad.string() + " --json");
   CHECK(j.code == 1);
   auto doc = nlohmann::json::parse(j.out);
-  CHECK(doc["verdict"] == "counterexample");
+  CHECK(doc["verdict"] == "refuted");
   CHECK(doc["counterexample"]["output"] == "y");
   CHECK(doc["counterexample"]["source_value"] != doc["counterexample"]["target_value"]);
   // The good fusion verifies.

@@ -36,12 +36,21 @@ struct Outcome {
   sem::Program target;
 };
 
+/// 16 input sets, seed 7, after a proof attempt (issue 16): the goldens
+/// state which verdicts are proofs for all inputs at their shapes.
+oracle::CheckOptions prove_first() {
+  oracle::CheckOptions o{16, 7};
+  o.prove = oracle::ProveMode::Try;
+  o.prove_timeout_ms = 10000;
+  return o;
+}
+
 Outcome transform_and_check(const sem::Program& p, const std::string& spec) {
   auto steps = std::get<std::vector<xform::Step>>(xform::parse_pipeline(spec));
   xform::Context ctx;
   xform::Result r = xform::run_pipeline(p, steps, ctx);
   Outcome o{"# class: " + std::string(xform::class_name(r.cls)) + "\n" + sem::print_program(r.program),
-            oracle::check_programs(p, r.program, r.cls, {16, 7}), r.program};
+            oracle::check_programs(p, r.program, r.cls, prove_first()), r.program};
   return o;
 }
 
@@ -54,7 +63,7 @@ TEST_CASE("golden transform files") {
   fs::path dir = fs::path(STAX_SOURCE_DIR) / "tests/golden/transforms";
   REQUIRE(fs::is_directory(dir));
   const bool update = std::getenv("STAX_UPDATE_GOLDEN") != nullptr;
-  int positive = 0, negative = 0;
+  int positive = 0, negative = 0, proved = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string name = e.path().filename().string();
     if (e.path().extension() != ".stx" || name.find(".expected.") != std::string::npos) continue;
@@ -64,10 +73,10 @@ TEST_CASE("golden transform files") {
     std::string expect = header(text, "EXPECT");
     std::string spec = header(text, "TRANSFORM");
     std::optional<std::string> mutant = optional_header(text, "MUTANT");
-    bool refuted = expect.rfind("counterexample ", 0) == 0;
-    // A file expects one of the two verdicts; a refutation needs a seeded bug
+    bool refuted = expect.rfind("refuted ", 0) == 0;
+    // A file expects one of the verdicts; a refutation needs a seeded bug
     // (without one, a counterexample would be a bug in the product).
-    REQUIRE((refuted || expect.rfind("verified ", 0) == 0));
+    REQUIRE((refuted || expect.rfind("proved ", 0) == 0 || expect.rfind("tested ", 0) == 0));
     REQUIRE(refuted == mutant.has_value());
     CHECK(refuted == (name.rfind("wrong_", 0) == 0));
     auto parsed = sem::parse_program(text, name);
@@ -87,6 +96,7 @@ TEST_CASE("golden transform files") {
     CHECK(verdict_text(got->verdict) == expect);
     if (!refuted) {
       ++positive;
+      proved += got->verdict.proved;
       continue;
     }
     ++negative;
@@ -94,7 +104,7 @@ TEST_CASE("golden transform files") {
     // or a definedness/interface difference, in an Alive2-style report.
     REQUIRE(got->verdict.status == oracle::Status::Counterexample);
     std::string report = oracle::format_verdict(got->verdict, p, got->target, spec);
-    CHECK(report.rfind("ERROR: ", 0) == 0);
+    CHECK(report.rfind("REFUTED: ", 0) == 0);
     if (got->verdict.cex) {
       const oracle::Counterexample& c = *got->verdict.cex;
       CHECK_FALSE(c.inputs.empty());
@@ -108,5 +118,6 @@ TEST_CASE("golden transform files") {
     CHECK(clean.printed != got->printed);
   }
   CHECK(positive >= 17);
+  CHECK(proved >= 12);
   CHECK(negative >= 7);
 }
