@@ -183,6 +183,8 @@ struct FuzzCommandOptions {
   int trials = 4;
   bool no_shrink = false;
   double shrink_seconds = 10;
+  bool prove = false;  ///< exact/refines checks also try the prover; proved programs are stored as "proved"
+  unsigned prove_timeout_ms = 2000;
   double iteration_timeout = 600;
   std::string out_dir;  ///< write every finding's reproducer under DIR/finding-SEED/
   bool list_mutants = false;

@@ -80,6 +80,8 @@ oracle::CampaignOptions campaign_options(const FuzzCommandOptions& o) {
   c.fuzz.trials = o.trials;
   c.fuzz.shrink = !o.no_shrink;
   c.fuzz.shrink_seconds = o.shrink_seconds;
+  c.fuzz.prove = o.prove;
+  c.fuzz.prove_timeout_ms = o.prove_timeout_ms;
   c.progress = !o.quiet;
   return c;
 }
@@ -336,6 +338,8 @@ Subcommand register_fuzz(CLI::App& app) {
   fzc->add_option("--backends", fz->backends, "backends compared with the interpreter, e.g. interp,cpu");
   fzc->add_option("--trials", fz->trials, "input sets per transform check");
   fzc->add_flag("--no-shrink", fz->no_shrink, "store findings unshrunk");
+  fzc->add_flag("--prove", fz->prove, "after testing, try a proof for all inputs (status proved, or the reason in the note)");
+  fzc->add_option("--prove-timeout-ms", fz->prove_timeout_ms, "the prover's time per program");
   fzc->add_option("--shrink-seconds", fz->shrink_seconds, "time budget per finding's shrinking");
   fzc->add_option("--out", fz->out_dir, "write reproducers to DIR/finding-SEED/ (with --db)");
   fzc->add_flag("--list-mutants", fz->list_mutants, "list the seeded bugs");

@@ -213,8 +213,12 @@ IterationResult fuzz_program(uint64_t seed, const Program& p, const FuzzOptions&
     CheckOptions co;
     co.trials = opt.trials;
     co.seed = seed;
+    if (opt.prove) co.prove = ProveMode::Try;
+    co.prove_timeout_ms = opt.prove_timeout_ms;
     Verdict v = check_programs(p, r.program, r.cls, co);
     res.times.check = since(t2);
+    if (v.proved) res.status = "proved";
+    else if (v.proof_tried) res.note = "not proved: " + v.proof_note;
     if (v.status == Status::NotCheckable) {
       res.status = "not-checkable";
       res.note = v.message;

@@ -43,6 +43,10 @@ struct FuzzOptions {
   std::vector<std::string> transforms;
   bool shrink = true;       ///< shrink findings
   double shrink_seconds = 10;
+  /// Exact and refines checks: after testing, the prover (issue 16); a
+  /// proved program has status "proved", else the note says why not.
+  bool prove = false;
+  unsigned prove_timeout_ms = 2000;
 };
 
 /// Crash: the iteration itself died (a signal, an abort, a sanitizer report)
@@ -74,7 +78,8 @@ struct IterationResult {
   std::string pipeline;
   std::string cls;
   std::vector<std::string> backends;  ///< "interp" (the reference), then the runners compared with it
-  /// "ok", "finding", "refused" (bad parameters for this program), "not-checkable"
+  /// "ok", "proved" (FuzzOptions::prove: for all inputs at these shapes),
+  /// "finding", "refused" (bad parameters for this program), "not-checkable"
   /// (class real without a bound model), "resource" (a size limit).
   std::string status = "ok";
   std::string note;  ///< why refused / not checkable

@@ -9,8 +9,8 @@ namespace stax::remat {
 
 std::string_view verify_status_name(VerifyStatus s) {
   switch (s) {
-    case VerifyStatus::Verified: return "verified";
-    case VerifyStatus::Counterexample: return "counterexample";
+    case VerifyStatus::Verified: return "tested";
+    case VerifyStatus::Counterexample: return "refuted";
     case VerifyStatus::NotCheckable: return "not checkable";
   }
   return "?";

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "oracle/checker.h"
+#include "proofs/program_equiv.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "transforms/expr_util.h"
@@ -24,7 +25,20 @@ oracle::Verdict check(const Program& src, const Program& tgt, SemClass cls) {
   return oracle::check_programs(src, tgt, cls, {24, 5});
 }
 
+/// The prover alone refutes the wrong variant too (issue 16), with inputs
+/// the interpreter reproduces: not only the input generators find it.
+void require_refuted_by_prover(const Program& src, const Program& tgt, SemClass cls) {
+  if (cls == SemClass::Real) return;  // the prover judges exact and refines
+  auto confirm = [&](const Inputs& in) { return oracle::compare_on(src, tgt, cls, in).has_value(); };
+  proofs::EquivResult r = proofs::prove_equivalent(
+      src, tgt, cls == SemClass::Exact ? proofs::Relation::Exact : proofs::Relation::Refines, {}, confirm);
+  INFO("prover: " << proofs::verdict_name(r.verdict.kind) << " " << r.verdict.reason);
+  REQUIRE(r.verdict.kind == proofs::ProofVerdict::Refuted);
+  CHECK(oracle::compare_on(src, tgt, cls, r.counterexample));
+}
+
 void require_rejected(const Program& src, const Program& tgt, SemClass cls) {
+  require_refuted_by_prover(src, tgt, cls);
   oracle::Verdict v = check(src, tgt, cls);
   INFO(oracle::format_verdict(v, src, tgt, "wrong variant"));
   REQUIRE(v.status == oracle::Status::Counterexample);
