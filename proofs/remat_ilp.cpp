@@ -75,7 +75,8 @@ struct Model {
 
   /// Adds the legality constraints and U[t][k] <= limit; returns the
   /// recompute objective.
-  z3::expr constrain(z3::optimize& o, const RematProblem& p, const z3::expr& limit) const {
+  template <class Solver>
+  z3::expr constrain(Solver& o, const RematProblem& p, const z3::expr& limit) const {
     z3::expr zero = c.int_val(0);
     auto bytes = [&](size_t i) { return c.int_val(int64_t(p.bytes[i])); };
     z3::expr objective = zero;
@@ -137,7 +138,10 @@ int64_t model_peak(const RematProblem& p, const RematSolution& s, const std::vec
   return peak;
 }
 
-RematSolution solve(const RematProblem& p, std::optional<int64_t> budget, const RematSolveOptions& opt) {
+/// With `minimize_cost` false only feasibility is asked (a plain solver
+/// check, much cheaper than the optimizer); the objective is then the cost of
+/// the schedule found.
+RematSolution solve(const RematProblem& p, int64_t budget, const RematSolveOptions& opt, bool minimize_cost = true) {
   RematSolution s;
   auto t0 = Clock::now();
   if (std::string m = malformed(p); !m.empty()) {
@@ -156,34 +160,37 @@ RematSolution solve(const RematProblem& p, std::optional<int64_t> budget, const 
     z3::context c;
     Model model(c, p);
     z3::optimize o(c);
-    z3::expr limit = budget ? c.int_val(int64_t(*budget)) : c.int_const("peak");
-    z3::expr objective = model.constrain(o, p, limit);
-    z3::optimize::handle h = budget ? o.minimize(objective) : o.minimize(limit);
+    z3::solver plain(c);
+    z3::expr limit = c.int_val(int64_t(budget));
+    z3::expr objective = minimize_cost ? model.constrain(o, p, limit) : model.constrain(plain, p, limit);
+    std::optional<z3::optimize::handle> h;
+    if (minimize_cost) h = o.minimize(objective);
     z3::check_result r;
     bool expired = false;
     {
       Deadline deadline(opt.timeout_ms, [&c] { c.interrupt(); });
-      r = o.check();
+      r = minimize_cost ? o.check() : plain.check();
       // The guarded call returned; the destructor joins the timer thread.
       expired = deadline.expired();
     }
     s.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (r == z3::unsat) {
       s.status = RematSolution::Infeasible;
-      s.reason = budget ? "no schedule of the model meets " + std::to_string(*budget) + " bytes" : "no schedule";
+      s.reason = "no schedule of the model meets " + std::to_string(budget) + " bytes";
       return s;
     }
     if (r != z3::sat || expired) {
       s.reason = expired ? "timeout after " + std::to_string(opt.timeout_ms) + " ms" : "z3 returned unknown";
       return s;
     }
-    z3::expr v = o.lower(h);
+    z3::model m = minimize_cost ? o.get_model() : plain.get_model();
+    z3::expr v = minimize_cost ? o.lower(*h) : m.eval(objective, true);
     int64_t value = 0;
     if (!v.is_numeral_i64(value)) {
       s.reason = "z3 returned a non-integer optimum";
       return s;
     }
-    model.read(o.get_model(), s);
+    model.read(m, s);
     s.status = RematSolution::Optimal;
     s.objective = value;
     s.model_peak = model_peak(p, s, model.users, model.deps);
@@ -202,7 +209,64 @@ RematSolution solve_remat_budget(const RematProblem& p, int64_t budget, const Re
 }
 
 RematSolution solve_remat_min_memory(const RematProblem& p, const RematSolveOptions& o) {
-  return solve(p, std::nullopt, o);
+  // Binary search on the budget with feasibility checks, between a lower
+  // bound (the largest node with its operands; the outputs together) and
+  // storing everything (always a schedule of the model), all within one
+  // timeout.
+  auto t0 = Clock::now();
+  RematSolution best;
+  if (std::string m = malformed(p); !m.empty()) {
+    best.reason = "malformed problem: " + m;
+    return best;
+  }
+  int64_t lo = 0, hi = 0, outs = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    int64_t need = p.bytes[i];
+    std::vector<int> d = p.inputs[i];
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    for (int j : d) need += p.bytes[size_t(j)];
+    lo = std::max(lo, need);
+    hi += p.bytes[i];
+    if (p.output[i]) outs += p.bytes[i];
+  }
+  lo = std::max(lo, outs);
+  // Invariant: hi is met (best holds its schedule once found), lo - 1 is not.
+  auto left_ms = [&] {
+    double spent = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return spent >= double(o.timeout_ms) ? 0u : unsigned(double(o.timeout_ms) - spent);
+  };
+  RematSolveOptions step = o;
+  bool have = false;
+  while (true) {
+    int64_t mid = have ? lo + (hi - lo) / 2 : hi;
+    if (have && lo >= hi) break;
+    step.timeout_ms = left_ms();
+    if (step.timeout_ms == 0) {
+      RematSolution u;
+      u.reason = "timeout after " + std::to_string(o.timeout_ms) + " ms (the least budget lies in [" + std::to_string(lo) +
+                 ", " + std::to_string(hi) + "])";
+      u.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      return u;
+    }
+    RematSolution r = solve(p, mid, step, false);
+    if (r.status == RematSolution::Unknown) {
+      r.reason += " (the least budget lies in [" + std::to_string(lo) + ", " + std::to_string(hi) + "])";
+      r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      return r;
+    }
+    if (r.status == RematSolution::Optimal) {
+      best = std::move(r);
+      hi = std::min(mid, best.model_peak);
+      have = true;
+    } else {
+      if (!have) return r;  // storing everything fails: a bug, or a malformed problem
+      lo = mid + 1;
+    }
+  }
+  best.objective = hi;
+  best.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  return best;
 }
 
 }  // namespace stax::proofs

@@ -2,6 +2,7 @@
 #include "remat/budget_plan.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace stax::remat {
 
@@ -99,12 +100,16 @@ const StrategyOutcome* BudgetPlan::chosen() const {
 
 std::string BudgetPlan::below_minimum() const {
   if (chosen()) return "";
-  std::string m = "the memory budget of " + std::to_string(budget) + " bytes is below what any schedule can meet: ";
-  if (exact_least) m += "the exact minimum is " + std::to_string(*exact_least) + " bytes (Checkmate's model, Z3)";
-  else
-    m += "at least " + std::to_string(lower_bound) + " bytes are needed (the largest node with its operands, or the outputs together" +
-         (exact_least_note.empty() ? "" : "; exact minimum unknown: " + exact_least_note) + ")";
-  m += "; the heuristic needs " + std::to_string(heuristic_least) + " bytes";
+  std::string b = std::to_string(budget) + " bytes";
+  if (exact_least)
+    return "the memory budget of " + b + " is below what any schedule can meet: the exact minimum is " +
+           std::to_string(*exact_least) + " bytes (Checkmate's model, Z3); the heuristic needs " +
+           std::to_string(heuristic_least) + " bytes";
+  std::string m = "no schedule found within the memory budget of " + b + ": ";
+  if (budget < lower_bound) m += "below the lower bound of " + std::to_string(lower_bound) + " bytes that no schedule can beat";
+  else m += "the lower bound is " + std::to_string(lower_bound) + " bytes";
+  m += " (the largest node with its operands, or the outputs together); the heuristic needs " +
+       std::to_string(heuristic_least) + " bytes; exact minimum unknown (" + exact_least_note + ")";
   return m;
 }
 
@@ -134,6 +139,31 @@ nlohmann::json BudgetPlan::json(const BudgetDag& d) const {
   j["exact_least_budget"] = exact_least ? nlohmann::json(*exact_least) : nlohmann::json(nullptr);
   if (!c) j["error"] = below_minimum();
   return j;
+}
+
+std::string BudgetPlan::text(const BudgetDag& d) const {
+  std::string out = "memory budget " + std::to_string(budget) + " bytes (" + std::to_string(d.size()) +
+                    " nodes; inputs not counted; computing every node once costs " + std::to_string(d.cost_once()) + "):\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-10s %12s %12s %12s  %-4s %s\n", "strategy", "peak bytes", "total cost", "recompute",
+                "fits", "note");
+  out += line;
+  for (const StrategyOutcome* o : {&store_all, &min_cut, &heuristic, &exact}) {
+    if (o->ran && o->check.ok)
+      std::snprintf(line, sizeof line, "  %-10s %12lld %12lld %12lld  %-4s %s\n", o->name.c_str(),
+                    (long long)o->check.peak_bytes, (long long)o->check.total_cost, (long long)o->check.recompute_cost,
+                    o->fits ? "yes" : "no", o->note.c_str());
+    else
+      std::snprintf(line, sizeof line, "  %-10s %12s %12s %12s  %-4s %s\n", o->name.c_str(), "-", "-", "-", "-",
+                    o->note.c_str());
+    out += line;
+  }
+  const StrategyOutcome* c = chosen();
+  if (!c) return out + "  " + below_minimum() + "\n";
+  out += "  chosen: " + c->name + " (" + std::to_string(c->schedule.size()) + " events), recomputes";
+  std::vector<int> rec = c->check.recomputed();
+  for (int i : rec) out += " " + d.nodes[size_t(i)].name + " (x" + std::to_string(c->check.computes[size_t(i)]) + ")";
+  return out + (rec.empty() ? " nothing" : "") + "\n";
 }
 
 BudgetPlan plan_budget(const BudgetDag& d, const std::optional<NodeSchedule>& min_cut, int64_t budget, const PlanOptions& o) {
@@ -175,7 +205,7 @@ BudgetPlan plan_budget(const BudgetDag& d, const std::optional<NodeSchedule>& mi
     if (d.size() <= o.exact.max_nodes && o.solver != Solver::Heuristic) {
       proofs::RematSolution m = proofs::solve_remat_min_memory(remat_problem(d), o.exact);
       if (m.status == proofs::RematSolution::Optimal) p.exact_least = m.objective;
-      else p.exact_least_note = std::string(proofs::remat_status_name(m.status)) + ": " + m.reason;
+      else p.exact_least_note = m.reason;
     } else
       p.exact_least_note = "not run";
   }

@@ -54,6 +54,9 @@ struct BudgetPlan {
   std::string exact_least_note;
   std::string below_minimum() const;  ///< the error message ("" when something fits)
   nlohmann::json json(const BudgetDag& d) const;
+  /// The summary: per strategy peak bytes, cost, recompute cost, whether it
+  /// fits; the chosen schedule's recomputed values.
+  std::string text(const BudgetDag& d) const;
 };
 
 struct PlanOptions {
