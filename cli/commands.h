@@ -131,6 +131,7 @@ struct ExperimentCommandOptions {
   int min_log2n = 4, max_log2n = 24, step_log2n = 2;
   uint64_t seed = 1;
   std::string examples_dir = "examples/graphs";  ///< the seed-5 experiments' graphs
+  bool quick = false;  ///< smaller sweeps (experiments that have one)
 };
 /// Runs experiments of the text; each writes CSV, Markdown and PNG under
 /// OUT/NAME/.

@@ -102,7 +102,7 @@ inline std::optional<BudgetInput> plan_joint_budget(const JointInput& in, int64_
   remat::JointBudget& b = std::get<remat::JointBudget>(jb);
   std::optional<remat::NodeSchedule> mc;
   auto p = remat::partition(in.graph, in.net, remat::Strategy::MinCut);
-  if (auto* part = std::get_if<remat::Partition>(&p)) mc = remat::partition_schedule(b, *part);
+  if (auto* part = std::get_if<remat::Partition>(&p)) mc = remat::partition_schedule(b, *part);  // the network is built
   remat::PlanOptions po;
   po.solver = *s;
   remat::BudgetPlan plan = remat::plan_budget(b.dag, mc, budget, po);

@@ -70,6 +70,16 @@ NodeSchedule partition_schedule(const JointBudget& b, const Partition& p) {
   return schedule_from_order(b.dag, order);
 }
 
+std::optional<NodeSchedule> min_cut_schedule(const autodiff::JointGraph& jg, const JointBudget& b) {
+  auto types = forward_types(jg);
+  if (!std::holds_alternative<TypeMap>(types)) return std::nullopt;
+  auto net = build_network(jg, std::get<TypeMap>(types));
+  if (!std::holds_alternative<Network>(net)) return std::nullopt;
+  auto p = partition(jg, std::get<Network>(net), Strategy::MinCut);
+  if (!std::holds_alternative<Partition>(p)) return std::nullopt;
+  return partition_schedule(b, std::get<Partition>(p));
+}
+
 std::variant<Tensors, sem::Failure, StepError> run_node_schedule(const autodiff::JointGraph& jg, const JointBudget& b,
                                                                  const NodeSchedule& s, const sem::Inputs& in,
                                                                  const Runner& run) {

@@ -37,6 +37,10 @@ std::variant<JointBudget, compiler::GraphError> joint_budget(const autodiff::Joi
 /// graph's (its recomputations included), freed after their last readers.
 NodeSchedule partition_schedule(const JointBudget& b, const Partition& p);
 
+/// The min-cut partition's schedule (network, min cut, split, then
+/// partition_schedule); nullopt when the network or the split fails.
+std::optional<NodeSchedule> min_cut_schedule(const autodiff::JointGraph& jg, const JointBudget& b);
+
 /// Runs the schedule (checked first; an illegal one is a StepError) on the
 /// inputs (primals and tangents); returns every output of the joint graph by
 /// name. Freed values are dropped, so the runner sees exactly the schedule.
