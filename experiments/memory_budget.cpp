@@ -72,7 +72,7 @@ std::optional<int64_t> exact_cost(Run& run, const BudgetDag& d, const std::strin
 void chains(Run& run, const Options& o, std::ostream& log) {
   std::vector<int64_t> ls = o.quick ? std::vector<int64_t>{6, 10} : std::vector<int64_t>{8, 12, 16, 32};
   proofs::RematSolveOptions so;
-  so.timeout_ms = o.quick ? 5000 : 20000;
+  so.timeout_ms = o.quick ? 5000 : 8000;
   for (int64_t l : ls) {
     std::string g = "chain l=" + std::to_string(l);
     BudgetDag d = remat::chain_dag(l);

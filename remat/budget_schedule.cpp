@@ -197,7 +197,7 @@ class Greedy {
       for (size_t i = 0; i < n_; ++i) {
         if (!live_[i] || pins_[i] > 0 || d_.nodes[i].bytes == 0) continue;
         double stale = double(clock_ - touched_[i] + 1);
-        double score = double(d_.nodes[i].cost) / (double(d_.nodes[i].bytes) * stale);
+        double score = double(projected_cost(int(i))) / (double(d_.nodes[i].bytes) * stale);
         if (score < best) {
           best = score;
           victim = int(i);
@@ -207,6 +207,23 @@ class Greedy {
       release(victim);
     }
     return true;
+  }
+
+  /// DTR's h: the cost of recomputing v, including the non-live ancestors
+  /// that recomputing it would need (its evicted neighbourhood).
+  int64_t projected_cost(int v) const {
+    int64_t c = d_.nodes[size_t(v)].cost;
+    std::vector<int> stack(d_.nodes[size_t(v)].inputs);
+    std::vector<bool> seen(n_, false);
+    while (!stack.empty()) {
+      int u = stack.back();
+      stack.pop_back();
+      if (seen[size_t(u)] || live_[size_t(u)]) continue;
+      seen[size_t(u)] = true;
+      c += d_.nodes[size_t(u)].cost;
+      for (int w : d_.nodes[size_t(u)].inputs) stack.push_back(w);
+    }
+    return c;
   }
 
   void release(int v) {

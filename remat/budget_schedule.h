@@ -84,8 +84,9 @@ NodeSchedule schedule_from_order(const BudgetDag& d, const std::vector<int>& ord
 /// The greedy heuristic (dynamic tensor rematerialization, Kirisame et al.
 /// 2021): the nodes in topological order; before a node is computed, its
 /// evicted operands are recomputed (recursively) and, while the budget would
-/// be exceeded, the live value with the least cost / (bytes * staleness) that
-/// is not pinned (an operand of a compute in progress) is evicted; a value is
+/// be exceeded, the live value with the least projected cost / (bytes *
+/// staleness) that is not pinned (projected: its cost plus that of the
+/// non-live ancestors its recomputation would need, DTR's h) (an operand of a compute in progress) is evicted; a value is
 /// freed once every reader has been computed (not an output). nullopt when it
 /// cannot meet the budget (every live value pinned).
 std::optional<NodeSchedule> heuristic_schedule(const BudgetDag& d, int64_t budget);
