@@ -5,6 +5,7 @@
 // budget_plan.h).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -77,6 +78,25 @@ inline std::optional<JointInput> read_joint_input(const std::string& path, const
     return std::nullopt;
   }
   return JointInput{std::move(jg), std::move(std::get<remat::Network>(nr)), *strategy, from_forward};
+}
+
+/// The options `stax partition` and `stax train-step` share: the graph, the
+/// strategy, the memory budget and its solver.
+inline void add_joint_options(CLI::App* c, std::string& graph, std::string& strategy,
+                              std::optional<int64_t>& memory_budget, std::string& solver) {
+  c->add_option("graph", graph,
+                "joint graph file (autodiff/joint_graph.h, docs/graph-format.md), or a forward graph (no \"phase\" "
+                "fields: differentiated first, as stax grad)")
+      ->required();
+  c->add_option("--strategy", strategy, "min-cut, save-all or recompute-all");
+  c->add_option("--memory-budget", memory_budget,
+                "peak live bytes (primals and tangents not counted): store-all, min-cut, heuristic and exact node "
+                "schedules compared, the cheapest that fits chosen (remat/budget_plan.h); below the minimum: exit 2 "
+                "naming it")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--solver", solver,
+                "with --memory-budget: exact (Checkmate's program, Z3), heuristic (greedy eviction) or auto (exact up "
+                "to 40 nodes, and the heuristic)");
 }
 
 struct BudgetInput {

@@ -214,18 +214,7 @@ Subcommand register_partition(CLI::App& app) {
   auto* c = app.add_subcommand("partition",
                                "Min-cut partition of a joint graph into forward and backward (seed 5.4-5.5); with "
                                "--memory-budget, node schedules under a peak-memory budget");
-  c->add_option("graph", o->graph,
-                "joint graph file (autodiff/joint_graph.h, docs/graph-format.md), or a forward graph (no \"phase\" "
-                "fields: differentiated first, as stax grad)")
-      ->required();
-  c->add_option("--strategy", o->strategy, "min-cut, save-all or recompute-all");
-  c->add_option("--memory-budget", o->memory_budget,
-                "peak live bytes (primals and tangents not counted): store-all, min-cut, heuristic and exact "
-                "schedules compared; below the minimum: exit 2 naming it")
-      ->check(CLI::NonNegativeNumber);
-  c->add_option("--solver", o->solver,
-                "with --memory-budget: exact (Checkmate's program, Z3), heuristic (greedy eviction) or auto "
-                "(exact up to 40 nodes, and the heuristic)");
+  add_joint_options(c, o->graph, o->strategy, o->memory_budget, o->solver);
   c->add_flag("--json", o->json, "one JSON document");
   c->add_flag("!--no-verify", o->verify, "skip running the two graphs against the joint graph");
   c->add_option("--trials", o->trials, "input sets for the verification")->check(CLI::Range(1, 100000));

@@ -116,6 +116,10 @@ int train_step(const TrainStepOptions& o) {
   if (!joint) return 2;
   const autodiff::JointGraph& jg = joint->graph;
   std::optional<BudgetInput> budget;
+  if (o.memory_budget && o.forward_only) {
+    std::cerr << "error: --forward-only and --memory-budget: a budgeted schedule computes the whole joint graph\n";
+    return 2;
+  }
   if (o.memory_budget) {
     budget = plan_joint_budget(*joint, *o.memory_budget, o.solver);
     if (!budget) return 2;
@@ -283,17 +287,8 @@ Subcommand register_train_step(CLI::App& app) {
   auto seed = std::make_shared<uint64_t>(0);
   auto* c = app.add_subcommand("train-step",
                                "One training step through the partition's compiled forward and backward (seed 5.6), "
-                               "or a node schedule under --memory-budget");
-  c->add_option("graph", o->graph,
-                "joint graph file (autodiff/joint_graph.h), or a forward graph (no \"phase\" fields: differentiated "
-                "first, as stax grad)")
-      ->required();
-  c->add_option("--strategy", o->strategy, "min-cut, save-all or recompute-all");
-  c->add_option("--memory-budget", o->memory_budget,
-                "peak live bytes: run the cheapest schedule that fits (remat/budget_plan.h) node by node instead of "
-                "the partition; same files, same bits; below the minimum: exit 2 naming it")
-      ->check(CLI::NonNegativeNumber);
-  c->add_option("--solver", o->solver, "with --memory-budget: exact, heuristic or auto");
+                               "or the cheapest node schedule under --memory-budget, run node by node");
+  add_joint_options(c, o->graph, o->strategy, o->memory_budget, o->solver);
   c->add_option("--input", o->inputs, "NAME=FILE.npy for a primal or a tangent (tangents default to ones)");
   auto* seed_opt = c->add_option("--random-inputs", *seed, "draw the primals not given from SEED (normal values)");
   c->add_option("--backend", o->backend, "interp or cpu");
