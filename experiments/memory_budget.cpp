@@ -121,6 +121,12 @@ void chains(Run& run, const Options& o, std::ostream& log) {
         run.notes.push_back(g + ": at revolve's peak " + std::to_string(peak) + " bytes, revolve recomputes " + std::to_string(rc) +
                             ", exact " + std::to_string(it->second) + (it->second == rc ? " (equal)" : " (exact cheaper)"));
     }
+    if (!revolve.empty() && !exact.empty())
+      run.notes.push_back(g + ": why exact can beat revolve at revolve's own peak: revolve minimises forward steps for s "
+                              "checkpoint slots; the byte model counts every live value at each instant, z_0 is free and "
+                              "only one adjoint is live while advancing (two during a backward step), so at the same peak "
+                              "the exact schedule holds one more state while advancing. The models agree on legality (every "
+                              "revolve schedule is a schedule of the model, so exact <= revolve is checked), not on the budget.");
     log << "  " << g << ": " << d.size() << " nodes, budgets " << lb << ".." << top << (run_exact ? ", exact solved" : "")
         << "\n";
   }
