@@ -236,8 +236,11 @@ std::string write_plot(const std::string& dir, const Run& run) {
     if (std::find(graphs.begin(), graphs.end(), r.graph) == graphs.end()) graphs.push_back(r.graph);
   const std::vector<std::string> strategies = {"store-all", "min-cut", "sqrt-l", "binomial", "heuristic", "exact"};
   std::ostringstream gp;
-  gp << "set terminal pngcairo size " << 480 * graphs.size() << ",460 font ',10'\nset output 'memory_budget.png'\n"
-     << "set multiplot layout 1," << graphs.size() << " title 'recompute cost vs peak memory (checked schedules)'\n"
+  size_t cols = std::min<size_t>(3, std::max<size_t>(1, graphs.size())), rows = (graphs.size() + cols - 1) / cols;
+  gp << "set terminal pngcairo size " << 520 * cols << "," << 420 * std::max<size_t>(1, rows)
+     << " font ',10'\nset output 'memory_budget.png'\n"
+     << "set multiplot layout " << std::max<size_t>(1, rows) << "," << cols
+     << " title 'recompute cost vs peak memory (checked schedules)'\n"
      << "set xlabel 'peak live bytes'\nset ylabel 'recompute cost'\nset key top right\nset grid\n";
   for (size_t gi = 0; gi < graphs.size(); ++gi) {
     gp << "set title '" << graphs[gi] << "'\nplot ";
