@@ -53,6 +53,22 @@ bool write_out(const std::string& dir, const std::string& name, const sem::Tenso
   return true;
 }
 
+/// A step's error channels: a StepError is a misuse (exit 2), ⊥ is reported
+/// and finishes the step (exit 1); nullopt when the step has its tensors.
+template <class Finish>
+std::optional<int> step_failed(const std::variant<remat::Tensors, sem::Failure, remat::StepError>& r,
+                               const std::string& what, std::ostream& os, Finish&& finish) {
+  if (auto* e = std::get_if<remat::StepError>(&r)) {
+    std::cerr << "error: " << e->message << "\n";
+    return 2;
+  }
+  if (auto* fail = std::get_if<sem::Failure>(&r)) {
+    os << what << " failed (⊥): " << fail->str() << "\n";
+    return finish(1, what + " failed: " + fail->str());
+  }
+  return std::nullopt;
+}
+
 /// --memory-budget: the chosen node schedule (remat/budget_plan.h) run node by
 /// node on the backend; the same files as the partition's step, and the same
 /// check against the joint graph.
@@ -73,14 +89,7 @@ int budgeted_step(const TrainStepOptions& o, const autodiff::JointGraph& jg, con
   };
   return exit_on_backend_error([&]() -> int {
     auto r = remat::run_node_schedule(jg, b.joint, chosen.schedule, in, run);
-    if (auto* e = std::get_if<remat::StepError>(&r)) {
-      std::cerr << "error: " << e->message << "\n";
-      return 2;
-    }
-    if (auto* fail = std::get_if<sem::Failure>(&r)) {
-      os << "the schedule failed (⊥): " << fail->str() << "\n";
-      return finish(1, "failed: " + fail->str());
-    }
+    if (auto rc = step_failed(r, "the schedule", os, finish)) return *rc;
     const remat::Tensors& t = std::get<remat::Tensors>(r);
     os << "the " << chosen.name << " schedule (" << o.backend << ", node by node):\n";
     j["forward_outputs"] = nlohmann::json::object();
@@ -210,14 +219,7 @@ int train_step(const TrainStepOptions& o) {
   int rc = 0;
   return exit_on_backend_error([&]() -> int {
     auto fo = f.forward(in, run);
-    if (auto* e = std::get_if<remat::StepError>(&fo)) {
-      std::cerr << "error: " << e->message << "\n";
-      return 2;
-    }
-    if (auto* fail = std::get_if<sem::Failure>(&fo)) {
-      os << "forward failed (⊥): " << fail->str() << "\n";
-      return finish(1, "forward failed: " + fail->str());
-    }
+    if (auto rc = step_failed(fo, "forward", os, finish)) return *rc;
     const remat::Tensors& outs = std::get<remat::Tensors>(fo);
     j["forward_outputs"] = tensors_json(outs);
     j["context"] = tensors_json(f.context());
@@ -234,14 +236,7 @@ int train_step(const TrainStepOptions& o) {
       return finish(0, "forward only");
     }
     auto bo = f.backward(in, run);
-    if (auto* e = std::get_if<remat::StepError>(&bo)) {
-      std::cerr << "error: " << e->message << "\n";
-      return 2;
-    }
-    if (auto* fail = std::get_if<sem::Failure>(&bo)) {
-      os << "backward failed (⊥): " << fail->str() << "\n";
-      return finish(1, "backward failed: " + fail->str());
-    }
+    if (auto rc = step_failed(bo, "backward", os, finish)) return *rc;
     const remat::Tensors& grads = std::get<remat::Tensors>(bo);
     j["grads"] = tensors_json(grads);
     os << "backward (" << o.backend << ", compiled at its first call):\n";
