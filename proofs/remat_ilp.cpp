@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 
 #include "proofs/deadline.h"
@@ -75,26 +76,59 @@ struct Model {
 
   /// Adds the legality constraints and U[t][k] <= limit; returns the
   /// recompute objective.
+  /// Adds the legality constraints and U[t][k] <= budget; returns the
+  /// recompute objective. The memory constraints are pseudo-Boolean (Z3's
+  /// PB solver is much faster here than linear arithmetic over ite terms)
+  /// when every byte count and the budget fit an int; FREE terms get an
+  /// auxiliary Boolean each.
   template <class Solver>
-  z3::expr constrain(Solver& o, const RematProblem& p, const z3::expr& limit) const {
+  z3::expr constrain(Solver& o, const RematProblem& p, int64_t budget) const {
+    bool pb = budget <= INT32_MAX;
+    for (int64_t b : p.bytes) pb = pb && b <= INT32_MAX;
     z3::expr zero = c.int_val(0);
+    z3::expr limit = c.int_val(int64_t(budget));
     auto bytes = [&](size_t i) { return c.int_val(int64_t(p.bytes[i])); };
     z3::expr objective = zero;
     for (size_t t = 0; t < n; ++t) {
       for (size_t j = 0; j <= t; ++j)
         for (int i : deps[j]) o.add(z3::implies(R[t][j], R[t][size_t(i)] || S[t][size_t(i)]));
-      for (size_t i = 0; i < t; ++i) o.add(!(R[t][i] && S[t][i]));
+      for (size_t i = 0; i < t; ++i) {
+        o.add(!(R[t][i] && S[t][i]));
+        // Implied: a recomputation is read in its stage or kept for a later one.
+        z3::expr used = S[t + 1][i];
+        for (int j : users[i])
+          if (size_t(j) <= t) used = used || R[t][size_t(j)];
+        o.add(z3::implies(R[t][i], used));
+      }
       for (size_t i = 0; i <= t; ++i) o.add(z3::implies(S[t + 1][i], S[t][i] || R[t][i]));
       z3::expr u = zero;
-      for (size_t i = 0; i < t; ++i) u = u + z3::ite(S[t][i], bytes(i), zero);
+      z3::expr_vector terms(c);
+      std::vector<int> coeffs;
+      auto term = [&](const z3::expr& b, size_t i, int sign) {
+        if (pb) {
+          terms.push_back(b);
+          coeffs.push_back(sign * int(p.bytes[i]));
+        } else
+          u = sign > 0 ? u + z3::ite(b, bytes(i), zero) : u - z3::ite(b, bytes(i), zero);
+      };
+      for (size_t i = 0; i < t; ++i) term(S[t][i], i, +1);
       for (size_t k = 0; k <= t; ++k) {
         if (k > 0) {
           std::vector<int> dying = deps[k - 1];
           dying.push_back(int(k - 1));
-          for (int i : dying) u = u - z3::ite(free_after(t, size_t(i), k - 1), bytes(size_t(i)), zero);
+          for (int i : dying) {
+            z3::expr f = free_after(t, size_t(i), k - 1);
+            if (pb) {
+              z3::expr aux = c.bool_const(("F_" + std::to_string(t) + "_" + std::to_string(i) + "_" + std::to_string(k - 1)).c_str());
+              o.add(aux == f);
+              f = aux;
+            }
+            term(f, size_t(i), -1);
+          }
         }
-        u = u + z3::ite(R[t][k], bytes(k), zero);
-        o.add(u <= limit);
+        term(R[t][k], k, +1);
+        if (pb) o.add(z3::pble(terms, coeffs.data(), int(budget)));
+        else o.add(u <= limit);
       }
       for (size_t i = 0; i <= t; ++i)
         if (p.cost[i] != 0) objective = objective + z3::ite(R[t][i], c.int_val(int64_t(p.cost[i])), zero);
@@ -161,8 +195,7 @@ RematSolution solve(const RematProblem& p, int64_t budget, const RematSolveOptio
     Model model(c, p);
     z3::optimize o(c);
     z3::solver plain(c);
-    z3::expr limit = c.int_val(int64_t(budget));
-    z3::expr objective = minimize_cost ? model.constrain(o, p, limit) : model.constrain(plain, p, limit);
+    z3::expr objective = minimize_cost ? model.constrain(o, p, budget) : model.constrain(plain, p, budget);
     std::optional<z3::optimize::handle> h;
     if (minimize_cost) h = o.minimize(objective);
     z3::check_result r;
