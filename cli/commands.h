@@ -91,11 +91,12 @@ struct LowerCommandOptions {
 int lower_command(const LowerCommandOptions& o);
 
 struct PartitionCommandOptions {
-  std::string graph;                ///< a joint graph (autodiff/joint_graph.h)
+  std::string graph;                ///< a joint graph (autodiff/joint_graph.h) or a forward graph
   std::string strategy = "min-cut"; ///< min-cut, save-all, recompute-all
-  /// Accepted and not used, as in the text (seed 5.8: the partitioner only
-  /// does the min cut of 5.4; memory budgets are checkpointing's business).
-  std::optional<double> memory_budget;
+  /// Peak live bytes (beyond the text, remat/budget_plan.h): the node
+  /// schedules of store-all, min-cut, the heuristic and the exact solver.
+  std::optional<int64_t> memory_budget;
+  std::string solver = "auto";  ///< exact, heuristic, auto
   bool json = false;
   bool verify = true;  ///< run the forward and backward graphs against the joint graph
   int trials = 8;
@@ -107,8 +108,10 @@ struct PartitionCommandOptions {
 int partition_command(const PartitionCommandOptions& o);
 
 struct TrainStepOptions {
-  std::string graph;                ///< a joint graph
+  std::string graph;                ///< a joint graph or a forward graph
   std::string strategy = "min-cut";
+  std::optional<int64_t> memory_budget;  ///< run the budgeted node schedule instead of the partition
+  std::string solver = "auto";
   std::vector<std::string> inputs;  ///< NAME=FILE.npy (primals and tangents)
   std::optional<uint64_t> random_seed;
   std::string backend = "interp";
@@ -140,6 +143,7 @@ struct ExperimentCommandOptions {
   int min_log2n = 4, max_log2n = 24, step_log2n = 2;
   uint64_t seed = 1;
   std::string examples_dir = "examples/graphs";  ///< the seed-5 experiments' graphs
+  bool quick = false;  ///< smaller sweeps (experiments that have one)
 };
 /// Runs experiments of the text; each writes CSV, Markdown and PNG under
 /// OUT/NAME/.

@@ -17,6 +17,7 @@ int experiment_command(const ExperimentCommandOptions& o) {
   eo.step_log2n = o.step_log2n;
   eo.seed = o.seed;
   eo.examples_dir = o.examples_dir;
+  eo.quick = o.quick;
   std::vector<const experiments::Experiment*> selected;
   if (o.name == "all") {
     for (const auto& e : experiments::registry()) selected.push_back(&e);
@@ -46,6 +47,7 @@ Subcommand register_experiment(CLI::App& app) {
   x->add_option("--step-log2n", o->step_log2n, "size step, log2 (2: n grows x4)")->check(CLI::Range(1, 30));
   x->add_option("--seed", o->seed, "input seed");
   x->add_option("--examples", o->examples_dir, "folder of the example graphs (seed-5 experiments; default examples/graphs)");
+  x->add_flag("--quick", o->quick, "smaller sweeps and shorter solver timeouts (memory-budget)");
   return {x, [o] { return experiment_command(*o); }};
 }
 

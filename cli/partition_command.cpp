@@ -16,6 +16,7 @@
 #include "cli/subcommands.h"
 #include "remat/partition.h"
 #include "remat/verify.h"
+#include "semantics/random_inputs.h"
 
 namespace stax::cli {
 
@@ -81,6 +82,32 @@ int partition_command(const PartitionCommandOptions& o) {
   const remat::Network& net = in->net;
   const remat::Strategy strategy = in->strategy;
   remat::MinCut cut = remat::min_cut(net);
+  int rc = 0;
+  std::optional<BudgetInput> budget;
+  if (o.memory_budget) {
+    budget = plan_joint_budget(*in, *o.memory_budget, o.solver);
+    if (!budget) return 2;
+  }
+  const bool below_minimum = budget && !budget->plan.chosen();
+  // The chosen budgeted schedule run node by node (interpreter) against the
+  // joint graph run whole: same bits on every output.
+  std::string budget_check;
+  if (budget && !below_minimum && o.verify) {
+    sem::Program ins;
+    for (const auto& i : jg.graph.inputs) ins.inputs.push_back({i.name, i.type, {}});
+    sem::Inputs x = sem::random_inputs(ins, o.seed, sem::RandomOptions{0.0});
+    remat::Runner interp = [](const sem::Program& p, const sem::Inputs& v) { return sem::eval_ieee(p, v); };
+    auto r = remat::run_node_schedule(jg, budget->joint, budget->plan.chosen()->schedule, x, interp);
+    if (auto* t = std::get_if<remat::Tensors>(&r)) {
+      auto d = remat::differs_from_joint(jg, x, *t);
+      budget_check = d ? "counterexample: " + *d : "same bits on every output";
+      if (d) rc = 1;
+    } else {
+      budget_check = std::holds_alternative<sem::Failure>(r) ? "the schedule fails: " + std::get<sem::Failure>(r).str()
+                                                             : "error: " + std::get<remat::StepError>(r).message;
+      rc = 1;
+    }
+  }
 
   std::vector<StrategyRow> rows;
   std::optional<remat::Partition> chosen;
@@ -97,7 +124,6 @@ int partition_command(const PartitionCommandOptions& o) {
   remat::VerifyResult vr;
   if (o.verify) vr = remat::verify_partition(jg, *chosen, {o.trials, o.seed});
 
-  int rc = 0;
   if (!cut.error.empty()) rc = 1;
   else if (o.verify && vr.status == remat::VerifyStatus::Counterexample) rc = 1;
   else if (o.verify && vr.status == remat::VerifyStatus::NotCheckable) rc = 3;
@@ -109,7 +135,11 @@ int partition_command(const PartitionCommandOptions& o) {
     json j;
     j["graph"] = o.graph;
     j["strategy"] = remat::strategy_name(strategy);
-    if (o.memory_budget) j["memory_budget"] = {{"bytes", *o.memory_budget}, {"used", false}};
+    j["from_forward_graph"] = in->from_forward;
+    if (budget) {
+      j["memory_budget"] = budget->plan.json(budget->joint.dag);
+      if (!budget_check.empty()) j["memory_budget"]["check"] = budget_check;
+    }
     j["network"] = network_json(net);
     j["flow"] = {{"edmonds_karp", cut.flow_ek}, {"boykov_kolmogorov", cut.flow_bk}, {"finite", cut.finite},
                  {"components", cut.components}, {"vertices", cut.vertices}, {"edges", cut.edges}};
@@ -129,15 +159,18 @@ int partition_command(const PartitionCommandOptions& o) {
     if (o.verify)
       j["verification"] = {{"status", remat::verify_status_name(vr.status)}, {"trials", vr.trials}, {"message", vr.message}};
     std::cout << j.dump(2) << "\n";
+    if (below_minimum) {
+      std::cerr << "error: " << budget->plan.below_minimum() << "\n";
+      return 2;
+    }
     return rc;
   }
+  if (in->from_forward)
+    std::cout << "a forward graph (no phases): its joint graph by reverse mode first, as stax grad\n\n";
   std::cout << "rematerialization network (seed Definition 5.2, Table 5.1): " << net.values.size() << " values, "
             << cut.vertices << " vertices, " << cut.edges << " edges\n"
             << network_text(net) << "\n";
   if (!cut.finite) std::cout << "no finite cut: some value the backward needs can be neither saved nor recomputed\n";
-  if (o.memory_budget)
-    std::cout << "memory budget " << *o.memory_budget
-              << " bytes: accepted and not used (seed 5.8: the partitioner only does the min cut of 5.4)\n";
   std::cout << "max flow: Edmonds-Karp " << cut.flow_ek << ", Boykov-Kolmogorov " << cut.flow_bk << " ("
             << cut.components << " components)\n";
   std::cout << "cut:";
@@ -166,16 +199,22 @@ int partition_command(const PartitionCommandOptions& o) {
     std::cout << "\nverification (forward then backward vs the joint graph, class exact): "
               << remat::verify_status_name(vr.status) << " (" << vr.trials << " input sets)"
               << (vr.message.empty() ? "" : ": " + vr.message) << "\n";
+  if (budget) std::cout << "\n" << budget->plan.text(budget->joint.dag);
+  if (!budget_check.empty())
+    std::cout << "the chosen schedule run node by node (interpreter) vs the joint graph: " << budget_check << "\n";
+  if (below_minimum) {
+    std::cerr << "error: " << budget->plan.below_minimum() << "\n";
+    return 2;
+  }
   return rc;
 }
 
 Subcommand register_partition(CLI::App& app) {
   auto o = std::make_shared<PartitionCommandOptions>();
-  auto* c = app.add_subcommand("partition", "Min-cut partition of a joint graph into forward and backward (seed 5.4-5.5)");
-  c->add_option("graph", o->graph, "joint graph file (autodiff/joint_graph.h, docs/graph-format.md)")->required();
-  c->add_option("--strategy", o->strategy, "min-cut, save-all or recompute-all");
-  c->add_option("--memory-budget", o->memory_budget, "bytes; accepted and not used, as in the text (seed 5.8)")
-      ->check(CLI::NonNegativeNumber);
+  auto* c = app.add_subcommand("partition",
+                               "Min-cut partition of a joint graph into forward and backward (seed 5.4-5.5); with "
+                               "--memory-budget, node schedules under a peak-memory budget");
+  add_joint_options(c, o->graph, o->strategy, o->memory_budget, o->solver);
   c->add_flag("--json", o->json, "one JSON document");
   c->add_flag("!--no-verify", o->verify, "skip running the two graphs against the joint graph");
   c->add_option("--trials", o->trials, "input sets for the verification")->check(CLI::Range(1, 100000));

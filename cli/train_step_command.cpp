@@ -53,6 +53,69 @@ bool write_out(const std::string& dir, const std::string& name, const sem::Tenso
   return true;
 }
 
+/// A step's error channels: a StepError is a misuse (exit 2), ⊥ is reported
+/// and finishes the step (exit 1); nullopt when the step has its tensors.
+template <class Finish>
+std::optional<int> step_failed(const std::variant<remat::Tensors, sem::Failure, remat::StepError>& r,
+                               const std::string& what, std::ostream& os, Finish&& finish) {
+  if (auto* e = std::get_if<remat::StepError>(&r)) {
+    std::cerr << "error: " << e->message << "\n";
+    return 2;
+  }
+  if (auto* fail = std::get_if<sem::Failure>(&r)) {
+    os << what << " failed (⊥): " << fail->str() << "\n";
+    return finish(1, what + " failed: " + fail->str());
+  }
+  return std::nullopt;
+}
+
+/// --memory-budget: the chosen node schedule (remat/budget_plan.h) run node by
+/// node on the backend; the same files as the partition's step, and the same
+/// check against the joint graph.
+int budgeted_step(const TrainStepOptions& o, const autodiff::JointGraph& jg, const BudgetInput& b, const sem::Inputs& in,
+                  const remat::Runner& run) {
+  const remat::StrategyOutcome& chosen = *b.plan.chosen();
+  nlohmann::json j;
+  j["graph"] = o.graph;
+  j["backend"] = o.backend;
+  j["memory_budget"] = b.plan.json(b.joint.dag);
+  std::ostringstream sink;
+  std::ostream& os = o.json ? static_cast<std::ostream&>(sink) : std::cout;
+  os << b.plan.text(b.joint.dag);
+  auto finish = [&](int code, const std::string& check) {
+    j["check"] = check;
+    if (o.json) std::cout << j.dump(2) << "\n";
+    return code;
+  };
+  return exit_on_backend_error([&]() -> int {
+    auto r = remat::run_node_schedule(jg, b.joint, chosen.schedule, in, run);
+    if (auto rc = step_failed(r, "the schedule", os, finish)) return *rc;
+    const remat::Tensors& t = std::get<remat::Tensors>(r);
+    os << "the " << chosen.name << " schedule (" << o.backend << ", node by node):\n";
+    j["forward_outputs"] = nlohmann::json::object();
+    for (const std::string& name : jg.forward_outputs) {
+      const sem::Tensor& x = *t.at(name);
+      os << "  " << name << " : " << sem::type_str({x.dtype, x.shape}) << " = " << preview(x) << "\n";
+      j["forward_outputs"][name] = {{"type", sem::type_str({x.dtype, x.shape})}, {"first", preview(x)}};
+      if (!o.out_dir.empty() && !write_out(o.out_dir, name, x)) return 2;
+    }
+    j["grads"] = nlohmann::json::object();
+    for (const auto& [input, value] : jg.grads) {
+      const sem::Tensor& x = *t.at(value);
+      os << "  grad " << input << " : " << sem::type_str({x.dtype, x.shape}) << " = " << preview(x) << "\n";
+      j["grads"][input] = {{"type", sem::type_str({x.dtype, x.shape})}, {"first", preview(x)}};
+      if (!o.out_dir.empty() && !write_out(o.out_dir, "grad_" + input, x)) return 2;
+    }
+    auto d = remat::differs_from_joint(jg, in, t);
+    if (d) {
+      os << "check against the joint graph: " << *d << "\n";
+      return finish(1, *d);
+    }
+    os << "check against the joint graph (interpreter, every node realized): same bits on every output\n";
+    return finish(0, "same bits");
+  });
+}
+
 int train_step(const TrainStepOptions& o) {
   if (o.backend != "interp" && o.backend != "cpu") {
     std::cerr << "error: --backend expects interp or cpu, got '" << o.backend << "'\n";
@@ -61,6 +124,19 @@ int train_step(const TrainStepOptions& o) {
   auto joint = read_joint_input(o.graph, o.strategy);
   if (!joint) return 2;
   const autodiff::JointGraph& jg = joint->graph;
+  std::optional<BudgetInput> budget;
+  if (o.memory_budget && o.forward_only) {
+    std::cerr << "error: --forward-only and --memory-budget: a budgeted schedule computes the whole joint graph\n";
+    return 2;
+  }
+  if (o.memory_budget) {
+    budget = plan_joint_budget(*joint, *o.memory_budget, o.solver);
+    if (!budget) return 2;
+    if (!budget->plan.chosen()) {
+      std::cerr << "error: " << budget->plan.below_minimum() << "\n";
+      return 2;
+    }
+  }
   remat::MinCut cut;
   auto pr = remat::partition(jg, joint->net, joint->strategy, &cut);
   if (auto* e = std::get_if<compiler::GraphError>(&pr)) {
@@ -115,6 +191,7 @@ int train_step(const TrainStepOptions& o) {
       if (!write_out((fs::path(o.out_dir) / "inputs").string(), name, t)) return 2;
   }
   remat::Runner run = [&](const sem::Program& p, const sem::Inputs& x) { return run_on_backend(o.backend, p, x, o.threads); };
+  if (budget) return budgeted_step(o, jg, *budget, in, run);
 
   const remat::Partition& p = f.partition();
   // Prose goes to stdout; with --json, one document instead.
@@ -142,14 +219,7 @@ int train_step(const TrainStepOptions& o) {
   int rc = 0;
   return exit_on_backend_error([&]() -> int {
     auto fo = f.forward(in, run);
-    if (auto* e = std::get_if<remat::StepError>(&fo)) {
-      std::cerr << "error: " << e->message << "\n";
-      return 2;
-    }
-    if (auto* fail = std::get_if<sem::Failure>(&fo)) {
-      os << "forward failed (⊥): " << fail->str() << "\n";
-      return finish(1, "forward failed: " + fail->str());
-    }
+    if (auto rc = step_failed(fo, "forward", os, finish)) return *rc;
     const remat::Tensors& outs = std::get<remat::Tensors>(fo);
     j["forward_outputs"] = tensors_json(outs);
     j["context"] = tensors_json(f.context());
@@ -166,14 +236,7 @@ int train_step(const TrainStepOptions& o) {
       return finish(0, "forward only");
     }
     auto bo = f.backward(in, run);
-    if (auto* e = std::get_if<remat::StepError>(&bo)) {
-      std::cerr << "error: " << e->message << "\n";
-      return 2;
-    }
-    if (auto* fail = std::get_if<sem::Failure>(&bo)) {
-      os << "backward failed (⊥): " << fail->str() << "\n";
-      return finish(1, "backward failed: " + fail->str());
-    }
+    if (auto rc = step_failed(bo, "backward", os, finish)) return *rc;
     const remat::Tensors& grads = std::get<remat::Tensors>(bo);
     j["grads"] = tensors_json(grads);
     os << "backward (" << o.backend << ", compiled at its first call):\n";
@@ -217,9 +280,10 @@ int train_step_command(const TrainStepOptions& o) { return train_step(o); }
 Subcommand register_train_step(CLI::App& app) {
   auto o = std::make_shared<TrainStepOptions>();
   auto seed = std::make_shared<uint64_t>(0);
-  auto* c = app.add_subcommand("train-step", "One training step through the partition's compiled forward and backward (seed 5.6)");
-  c->add_option("graph", o->graph, "joint graph file (autodiff/joint_graph.h)")->required();
-  c->add_option("--strategy", o->strategy, "min-cut, save-all or recompute-all");
+  auto* c = app.add_subcommand("train-step",
+                               "One training step through the partition's compiled forward and backward (seed 5.6), "
+                               "or the cheapest node schedule under --memory-budget, run node by node");
+  add_joint_options(c, o->graph, o->strategy, o->memory_budget, o->solver);
   c->add_option("--input", o->inputs, "NAME=FILE.npy for a primal or a tangent (tangents default to ones)");
   auto* seed_opt = c->add_option("--random-inputs", *seed, "draw the primals not given from SEED (normal values)");
   c->add_option("--backend", o->backend, "interp or cpu");

@@ -22,6 +22,8 @@ struct Options {
   /// Test hook: each seed-5 experiment replaces one of the text's values by
   /// a wrong one, so that its comparison must report a mismatch (exit 1).
   bool wrong_expectation = false;
+  /// Smaller sweeps and shorter solver timeouts (memory-budget).
+  bool quick = false;
 };
 
 struct Experiment {
@@ -58,6 +60,12 @@ int theorem_5_3(const Options& o, std::ostream& log);
 /// seed 5.8, Theorem 5.4: beta(s, t) by exhaustive search beside C(s+t, s),
 /// and revolve's forward-step count against the schedule checker.
 int theorem_5_4(const Options& o, std::ostream& log);
+/// Beyond the text (issue 15): recompute cost against peak memory on chains
+/// (store-all, sqrt(l), binomial, heuristic, exact) and on the joint graphs
+/// of an MLP and a transformer block (store-all, min-cut, heuristic, exact
+/// where it finishes) over a sweep of budgets; every schedule checked, the
+/// heuristic never below the exact optimum, gradients bit-identical.
+int memory_budget(const Options& o, std::ostream& log);
 
 /// Writes `script` to DIR/NAME.gp and runs gnuplot on it; returns a message
 /// when gnuplot is missing or fails (the PNG is then skipped), else "".

@@ -22,6 +22,10 @@ const std::vector<Experiment>& registry() {
       {"theorem-5-3", "uniform checkpoint segments (seed 5.8): peak states <= 2 sqrt(l), forward steps <= 2l",
        theorem_5_3},
       {"theorem-5-4", "binomial checkpointing (seed 5.8): beta(s, t) by exhaustive search vs C(s+t, s)", theorem_5_4},
+      {"memory-budget",
+       "recompute cost vs peak memory under a budget (beyond the text): chains and a transformer block; store-all, "
+       "min-cut, sqrt(l), binomial, greedy heuristic, exact (Checkmate's program, Z3)",
+       memory_budget},
   };
   return r;
 }

@@ -235,17 +235,31 @@ TEST_CASE("stax partition prints Table 5.1 for Example 5.1") {
   CHECK(doc["strategy"] == "save-all");
   CHECK(doc["verification"]["status"] == "tested");
   CHECK(doc["strategies"].size() == 3);
+  // The budget (issue 15): below the exact minimum exits 2 naming it; above,
+  // the budgeted schedules are printed.
   test::Run b = test::run_stax(dir, "partition " + ex + " --memory-budget 4096 --no-verify");
+  CHECK(b.code == 2);
+  CHECK(test::contains(b.err, "the exact minimum is 32772 bytes"));
+  b = test::run_stax(dir, "partition " + ex + " --memory-budget 40000 --no-verify");
   CHECK(b.code == 0);
-  CHECK(test::contains(b.out, "accepted and not used"));
+  CHECK(test::contains(b.out, "memory budget 40000 bytes"));
   CHECK_FALSE(test::contains(b.out, "verification"));
   CHECK(test::run_stax(dir, "partition " + ex + " --memory-budget -1").code == 2);
 }
 
 TEST_CASE("stax partition: bad input exits 2 with a message naming the node") {
   auto dir = test::scratch("remat_partition_cli");
+  // A forward graph (no phases at all) is differentiated first; a joint
+  // graph with a node lacking its phase is an error naming the node.
   std::string plain = std::string(STAX_SOURCE_DIR) + "/examples/graphs/example_5_1_forward.json";
   test::Run r = test::run_stax(dir, "partition " + plain);
+  CHECK(r.code == 0);
+  CHECK(test::contains(r.out, "reverse mode first"));
+  auto no_phase = test::write(dir, "no_phase.json", R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [4]},
+    {"name": "tangents_1", "dtype": "f32", "shape": [4]}],
+    "nodes": [{"name": "h", "op": "tanh.default", "args": ["x"]}],
+    "outputs": ["h"], "primals": ["x"], "tangents": ["tangents_1"], "forward_outputs": ["h"]})");
+  r = test::run_stax(dir, "partition " + no_phase.string());
   CHECK(r.code == 2);
   CHECK(test::contains(r.err, "node 'h'"));
   CHECK(test::contains(r.err, "phase"));
