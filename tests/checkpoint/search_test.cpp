@@ -8,25 +8,60 @@
 
 using namespace stax::checkpoint;
 
-TEST_CASE("the searched beta(s, t) equals C(s + t, s) for s + t <= 5") {
-  for (int s = 1; s <= 5; ++s)
-    for (int t = 0; s + t <= 5; ++t) {
+TEST_CASE("the searched beta(s, t) equals C(s + t, s) for s + t <= 7, by induction on s + t") {
+  std::vector<BetaRow> rows = search_beta_table(7);
+  REQUIRE(rows.size() == 28);  // every (s, t), s >= 1, s + t <= 7
+  for (const BetaRow& r : rows) {
+    INFO("s = " << r.s << ", t = " << r.t);
+    REQUIRE(r.beta.has_value());
+    CHECK(*r.beta == beta(r.s, r.t));
+    CHECK_FALSE(r.stats.aborted);
+  }
+}
+
+TEST_CASE("without lemmas the search alone settles s + t <= 6") {
+  for (int s = 1; s <= 6; ++s)
+    for (int t = 0; s + t <= 6; ++t) {
       INFO("s = " << s << ", t = " << t);
       SearchStats st;
-      auto b = search_beta(s, t, &st);
+      auto b = search_beta(s, t, &st);  // no hint: doubling and bisection from l = 1
       REQUIRE(b.has_value());
       CHECK(*b == beta(s, t));
+      CHECK(st.lemma_pruned == 0);
+    }
+}
+
+TEST_CASE("a schedule the search finds passes the checker") {
+  for (int s = 1; s <= 4; ++s)
+    for (int t = 0; s + t <= 6; ++t) {
+      int64_t l = beta(s, t);
+      INFO("l = " << l << ", s = " << s << ", t = " << t);
+      auto sc = search_schedule(l, s, t);
+      REQUIRE(sc.has_value());
+      CheckOptions co;
+      co.max_reps = t;
+      CheckResult r = check_schedule(*sc, co);
+      INFO(r.error);
+      REQUIRE(r.ok());
+      CHECK(r.counts->max_reps <= t);
+      CHECK(r.counts->peak_slots <= s);
+      SearchStats st;
+      CHECK_FALSE(search_schedule(l + 1, s, t, &st).has_value());
+      CHECK_FALSE(st.aborted);
     }
 }
 
 TEST_CASE("a wrong beta table entry is caught by the search") {
-  std::vector<BetaClaim> right = {{1, 2, 3}, {2, 2, 6}, {3, 1, 4}, {2, 3, 10}};
+  std::vector<BetaClaim> right = {{1, 2, 3}, {2, 2, 6}, {3, 1, 4}, {2, 3, 10}, {3, 3, 20}, {4, 3, 35}};
   CHECK(check_beta_table(right) == "");
   std::vector<BetaClaim> too_big = {{1, 2, 3}, {2, 2, 7}};
   std::string m = check_beta_table(too_big);
   CHECK(m.find("beta(2, 2) = 7 is wrong: no schedule reverses 7 steps") != std::string::npos);
   std::vector<BetaClaim> too_small = {{2, 3, 9}};
   CHECK(check_beta_table(too_small).find("a schedule reverses 10 steps") != std::string::npos);
+  // One off at s + t = 7, both ways.
+  CHECK(check_beta_table({{4, 3, 36}}).find("no schedule reverses 36 steps") != std::string::npos);
+  CHECK(check_beta_table({{3, 4, 34}}).find("a schedule reverses 35 steps") != std::string::npos);
 }
 
 TEST_CASE("the search's verdicts agree with the generators at the boundary") {
@@ -37,5 +72,10 @@ TEST_CASE("the search's verdicts agree with the generators at the boundary") {
       CHECK(reversible(b + 1, s, t) == std::optional<bool>(false));
     }
   SearchStats st;
-  CHECK_FALSE(reversible(40, 3, 3, &st, 10).has_value());  // state limit: no verdict
+  SearchOptions tiny;
+  tiny.max_states = 10;
+  CHECK_FALSE(reversible(40, 3, 3, &st, tiny).has_value());  // state limit: no verdict
+  CHECK(st.aborted);
+  CHECK_FALSE(search_beta(3, 3, nullptr, tiny).has_value());
+  CHECK(check_beta_table({{3, 3, 20}}, 10).find("state limit") != std::string::npos);
 }
