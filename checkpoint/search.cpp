@@ -118,6 +118,7 @@ class Search {
     cnt_.assign(static_cast<size_t>(l_) + 1, 0);
     cnt_[0] = static_cast<uint8_t>(t_);  // z_0 can never be recomputed (R5)
     buf_.assign(static_cast<size_t>((l_ + 7) / 8), 0);
+
     lemma_cache_.assign(static_cast<size_t>((s_ + 1) * (t_ + 1)), -2);
   }
 
@@ -240,12 +241,26 @@ class Search {
         if (++cnt_[static_cast<size_t>(q)] == t_) break;  // R5: z_q must be stored
       }
       // Counts of steps a+1..q are raised; try the ends q, q-1, ..., a+1.
+      // L1 for the new interval (a, q), cheaply: pre_[q] = max_{a<j<q} (t - c_j).
+      int frozen = 0;
+      for (int j = 1; j <= i; ++j) frozen += cnt_[x.held[static_cast<size_t>(j)]] == t_;
+      // (a stack: the children below use it too)
+      size_t base = pre_.size() - static_cast<size_t>(a + 1);
+      pre_.push_back(0);
+      for (int j = a + 1; j < q; ++j) pre_.push_back(std::max(pre_.back(), t_ - cnt_[static_cast<size_t>(j)]));
       bool found = false;
       for (; q > a && !found; --q) {
-        found = end_run(x, a, q);
+        bool lower_ok = true;
+        int b = pre_[base + static_cast<size_t>(q)];
+        if (lemmas_ && q - a > 1 && s_ - frozen + b < s_ + t_) {
+          auto bound = lemma(s_ - frozen, b);
+          lower_ok = !bound || q - a <= *bound;
+        }
+        found = end_run(x, a, q, lower_ok);
         if (!found) --cnt_[static_cast<size_t>(q)];
       }
       if (found) return true;
+      pre_.resize(base + static_cast<size_t>(a + 1));
       if (aborted_) return false;
     }
     return false;
@@ -278,7 +293,9 @@ class Search {
     }
   }
 
-  bool end_run(const Node& x, int a, int q) {
+  /// lower_ok false: the interval (a, q) breaks L1, so the child is cut
+  /// unless a itself makes room for q (the interval below q then starts lower).
+  bool end_run(const Node& x, int a, int q, bool lower_ok) {
     if (q == x.n - 1) {  // R1: backward step n, then every one whose input is held
       Node y = x;
       --y.n;
@@ -296,10 +313,17 @@ class Search {
       ++y.k;
       return y;
     };
-    if (x.k < s_) return go(with(-1), {a, q, -1});
+    if (x.k < s_) {
+      if (!lower_ok) return ++lemma_pruned_, false;
+      return go(with(-1), {a, q, -1});
+    }
     for (int i = x.k - 1; i >= 1; --i) {  // R4, R5: never z_0 nor a frozen state
       int h = x.held[static_cast<size_t>(i)];
       if (cnt_[static_cast<size_t>(h)] == t_) continue;
+      if (!lower_ok && h != a) {
+        ++lemma_pruned_;
+        continue;
+      }
       if (go(with(i), {a, q, h})) return true;
       if (aborted_) return false;
     }
@@ -312,6 +336,7 @@ class Search {
   std::vector<int64_t> lemma_cache_;
   std::vector<uint8_t> cnt_;  // cnt_[j]: evaluations of phi_j so far (relaxed when relax_)
   std::vector<uint64_t> buf_;
+  std::vector<int> pre_;  // per start: pre_[base + q] = max_{a<j<q} (t - c_j)
   std::unordered_map<Key, std::vector<uint64_t>, KeyHash> seen_;
   std::vector<Move> path_;
   bool relax_;
@@ -462,6 +487,7 @@ std::vector<BetaRow> search_beta_table(int max_sum, const SearchOptions& o, doub
       all = all && row.beta.has_value();
       rows.push_back(row);
       if (on_row) on_row(row);
+      if (!row.beta) break;  // no verdict: the larger sums would lack this lemma
     }
     // Values of one sum become lemmas only for the next sums.
     for (const auto& [k, v] : found) proven[k] = v;
@@ -477,6 +503,7 @@ std::optional<int64_t> BetaProver::beta(int s, int t) {
   SearchOptions o;
   o.max_states = max_states_;
   o.lemmas = lemmas();
+  o.relax_counts = true;
   auto r = search_beta(s, t, nullptr, o, checkpoint::beta(s, t));
   cache_[{s, t}] = r;
   return r;
@@ -491,6 +518,7 @@ std::string check_beta_table(const std::vector<BetaClaim>& claims, int64_t max_s
   SearchOptions o;
   o.max_states = max_states;
   o.lemmas = prover.lemmas();
+  o.relax_counts = true;
   for (const BetaClaim& c : claims) {
     std::string what = "beta(" + std::to_string(c.s) + ", " + std::to_string(c.t) + ") = " + std::to_string(c.beta);
     auto yes = reversible(c.beta, c.s, c.t, nullptr, o);

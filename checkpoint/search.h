@@ -67,8 +67,8 @@ std::optional<int64_t> search_beta(int s, int t, SearchStats* stats = nullptr, c
 /// Establishes beta(s, t) for all s >= 1, t >= 0 with s + t <= max_sum, by
 /// increasing s + t, each search using the smaller entries as lemmas (and
 /// the closed form as hint). Rows are appended as they finish; stops at the
-/// first sum with an aborted search, or once `deadline_s` seconds have passed
-/// before a new sum starts.
+/// first aborted search, or once `deadline_s` seconds have passed before a
+/// new sum starts.
 struct BetaRow {
   int s = 0, t = 0;
   std::optional<int64_t> beta;  ///< nullopt: aborted

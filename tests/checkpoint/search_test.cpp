@@ -9,14 +9,46 @@
 using namespace stax::checkpoint;
 
 TEST_CASE("the searched beta(s, t) equals C(s + t, s) for s + t <= 7, by induction on s + t") {
-  std::vector<BetaRow> rows = search_beta_table(7);
+  SearchOptions o;
+  o.relax_counts = true;  // "no" verdicts from the relaxation, "yes" from schedules the search finds
+  std::vector<BetaRow> rows = search_beta_table(7, o);
   REQUIRE(rows.size() == 28);  // every (s, t), s >= 1, s + t <= 7
   for (const BetaRow& r : rows) {
     INFO("s = " << r.s << ", t = " << r.t);
     REQUIRE(r.beta.has_value());
     CHECK(*r.beta == beta(r.s, r.t));
     CHECK_FALSE(r.stats.aborted);
+    CHECK(r.stats.certified == 0);
   }
+}
+
+TEST_CASE("the relaxation's verdicts agree with the exact search's") {
+  BetaProver prover;
+  for (int s = 1; s <= 5; ++s)
+    for (int t = 1; s + t <= 6; ++t) {
+      SearchOptions exact, relaxed;
+      exact.lemmas = relaxed.lemmas = prover.lemmas();
+      relaxed.relax_counts = true;
+      for (int64_t l : {beta(s, t), beta(s, t) + 1}) {
+        INFO("l = " << l << ", s = " << s << ", t = " << t);
+        auto e = reversible(l, s, t, nullptr, exact);
+        REQUIRE(e.has_value());
+        CHECK(reversible(l, s, t, nullptr, relaxed) == e);
+      }
+    }
+}
+
+TEST_CASE("a certificate is Theorem 5.4's construction, checked, and only below C(s+t, s) + 1") {
+  SearchOptions o;
+  o.certificates = true;
+  SearchStats st;
+  CHECK(reversible(20, 3, 3, &st, o) == std::optional<bool>(true));
+  CHECK(st.certified == 1);
+  CHECK(st.states == 0);
+  SearchStats no;
+  CHECK(reversible(21, 3, 3, &no, o) == std::optional<bool>(false));
+  CHECK(no.certified == 0);
+  CHECK(no.states > 0);
 }
 
 TEST_CASE("without lemmas the search alone settles s + t <= 6") {
