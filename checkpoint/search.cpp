@@ -85,7 +85,7 @@ struct Key {
 struct KeyHash {
   size_t operator()(const Key& k) const {
     uint64_t h = 1469598103934665603ull;
-    for (uint8_t c : k.b) h = (h ^ c) * 1099511628211ull;
+    for (int i = 0; i < k.b[1] + 2; ++i) h = (h ^ k.b[static_cast<size_t>(i)]) * 1099511628211ull;
     return static_cast<size_t>(h);
   }
 };
@@ -231,6 +231,7 @@ class Search {
       aborted_ = true;
       return false;
     }
+    uint32_t bad = evictions_breaking_l1(x);
     // Starts: the top held state first (the only one that can reach z_{n-1}).
     for (int i = x.k - 1; i >= 0; --i) {
       int a = x.held[static_cast<size_t>(i)];
@@ -256,7 +257,7 @@ class Search {
           auto bound = lemma(s_ - frozen, b);
           lower_ok = !bound || q - a <= *bound;
         }
-        found = end_run(x, a, q, lower_ok);
+        found = end_run(x, i, q, lower_ok, bad);
         if (!found) --cnt_[static_cast<size_t>(q)];
       }
       if (found) return true;
@@ -268,7 +269,7 @@ class Search {
 
   bool go(const Node& y, Move m) {
     size_t mark = undo_.size();
-    if (relax_) relax(y);
+    if (relax_ && m.evict >= 0) relax(y, m.evict);
     path_.push_back(m);
     if (dfs(y)) return true;
     path_.pop_back();
@@ -278,12 +279,17 @@ class Search {
 
   /// The relaxation (SearchOptions::relax_counts): each count strictly
   /// inside an interval between consecutive held states (or above the top
-  /// one) drops to the interval's least.
-  void relax(const Node& y) {
-    for (int i = 0; i < y.k; ++i) {
-      int a = y.held[static_cast<size_t>(i)];
-      int e = i + 1 < y.k ? y.held[static_cast<size_t>(i + 1)] : y.n;
-      if (e - a <= 2) continue;
+  /// one) drops to the interval's least. Only the interval where h was freed
+  /// needs it: the root's counts are all 0; a run from a to q adds one to
+  /// every count strictly inside (a, q), a part of one relaxed interval,
+  /// and leaves (q, e) as it was; a backward step only shortens the top
+  /// interval or drops it, making a part of a relaxed one the top.
+  void relax(const Node& y, int h) {
+    int i = static_cast<int>(std::upper_bound(y.held.begin(), y.held.begin() + y.k, static_cast<uint8_t>(h)) -
+                             y.held.begin());
+    {
+      int a = y.held[static_cast<size_t>(i - 1)];
+      int e = i < y.k ? y.held[static_cast<size_t>(i)] : y.n;
       uint8_t low = *std::min_element(cnt_.begin() + a + 1, cnt_.begin() + e);
       for (int j = a + 1; j < e; ++j)
         if (cnt_[static_cast<size_t>(j)] != low) {
@@ -293,9 +299,33 @@ class Search {
     }
   }
 
-  /// lower_ok false: the interval (a, q) breaks L1, so the child is cut
-  /// unless a itself makes room for q (the interval below q then starts lower).
-  bool end_run(const Node& x, int a, int q, bool lower_ok) {
+  /// Bit i: freeing held[i] merges its two intervals into one that breaks
+  /// L1 with x's counts. A child storing q in (a, e), a and e consecutive in
+  /// S, and freeing held[i] not in {a, e} has that merged interval with the
+  /// same largest budget (the run changed no count in it; relaxing keeps the
+  /// largest budget) and no fewer frozen states below: it breaks L1 too.
+  uint32_t evictions_breaking_l1(const Node& x) {
+    uint32_t bad = 0;
+    if (!lemmas_ || x.k < s_) return bad;
+    int frozen = 0;  // held z_j, 0 < j <= held[i-1], with c_j = t
+    for (int i = 1; i < x.k; ++i) {
+      int lo = x.held[static_cast<size_t>(i - 1)], hi = i + 1 < x.k ? x.held[static_cast<size_t>(i + 1)] : x.n;
+      if (i > 1) frozen += cnt_[static_cast<size_t>(lo)] == t_;
+      int b = 0;
+      for (int j = lo + 1; j < hi; ++j) b = std::max(b, t_ - cnt_[static_cast<size_t>(j)]);
+      if (s_ - frozen + b >= s_ + t_) continue;
+      auto bound = lemma(s_ - frozen, b);
+      if (bound && hi - lo > *bound) bad |= uint32_t{1} << i;
+    }
+    return bad;
+  }
+
+  /// The run from held[ia] ends at q. lower_ok false: the interval (a, q)
+  /// breaks L1, so the child is cut unless a itself makes room for q (the
+  /// interval below q then starts lower); bad: see evictions_breaking_l1.
+  bool end_run(const Node& x, int ia, int q, bool lower_ok, uint32_t bad) {
+    int a = x.held[static_cast<size_t>(ia)];
+    int e = ia + 1 < x.k ? x.held[static_cast<size_t>(ia + 1)] : -1;
     if (q == x.n - 1) {  // R1: backward step n, then every one whose input is held
       Node y = x;
       --y.n;
@@ -320,7 +350,7 @@ class Search {
     for (int i = x.k - 1; i >= 1; --i) {  // R4, R5: never z_0 nor a frozen state
       int h = x.held[static_cast<size_t>(i)];
       if (cnt_[static_cast<size_t>(h)] == t_) continue;
-      if (!lower_ok && h != a) {
+      if ((!lower_ok && h != a) || ((bad >> i & 1) && h != a && h != e)) {
         ++lemma_pruned_;
         continue;
       }
