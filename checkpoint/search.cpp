@@ -62,6 +62,19 @@
 //     (s - f, B) != (s, t); below the top interval B < t always holds, as
 //     computing z_e evaluated every step before it.
 // A state violating a lemma cannot finish, so cutting it keeps soundness.
+//
+// Relaxation (SearchOptions::relax_counts): after every move the counts
+// strictly inside each interval between consecutive held states (and above
+// the top one) drop to the interval's least. Let W be the relaxed states from
+// which allowed moves through states passing L1 reach n = 0, and d(Y) the
+// fewest such moves. A real schedule in the form R1-R5 (one exists whenever
+// the root can finish), replayed move by move in the relaxed system, keeps
+// the same (n, S) with counts never above the real ones; R5, L1 and the
+// dominance are monotone in the counts (lower counts allow every move and
+// pass every check the higher ones do), so the root is in W. The argument
+// above with d in place of D then shows the relaxed search finds a path: so
+// its "no" means no schedule. Its "yes" may be spurious: run_search keeps it
+// only when the schedule found passes check_schedule.
 
 namespace stax::checkpoint {
 
@@ -69,8 +82,8 @@ namespace {
 
 constexpr int kMaxSteps = 255;  // state indices fit in a byte
 constexpr int kMaxSlots = 30;   // a memo key: n, |S| and up to 30 indices
-constexpr int kMaxReps = 120;
-constexpr int64_t kMaxDepth = 2000000;  // moves on one search path (see Search::run)   // counts are bytes compared 8 at a time (< 128)
+constexpr int kMaxReps = 120;  // counts are bytes compared 8 at a time (< 128)
+constexpr int64_t kMaxDepth = 2000000;  // moves on one search path (see Search::run)
 
 struct Node {
   int n = 0;  // next backward step; 0: done
