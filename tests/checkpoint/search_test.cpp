@@ -3,10 +3,85 @@
 // deliberately wrong beta table entry is caught.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <set>
+#include <tuple>
+
 #include "checkpoint/generators.h"
 #include "checkpoint/search.h"
 
 using namespace stax::checkpoint;
+
+namespace {
+
+// A brute force over raw actions with none of the search's rules: every
+// advance by one, store into a free slot, restore, free, backward step, with
+// exact states (next backward step, current state or -1, held states, counts)
+// and no state visited twice. Only for tiny chains.
+bool raw_reversible(int l, int s, int t) {
+  struct St {
+    int n, cur;
+    std::vector<int> held;  // sorted states in slots (a duplicate would only waste a slot)
+    std::vector<int> cnt;
+    bool operator<(const St& o) const {
+      return std::tie(n, cur, held, cnt) < std::tie(o.n, o.cur, o.held, o.cnt);
+    }
+  };
+  std::set<St> seen;
+  std::vector<St> todo = {{l, 0, {0}, std::vector<int>(static_cast<size_t>(l) + 1, 0)}};
+  auto push = [&](St x) {
+    if (seen.insert(x).second) todo.push_back(std::move(x));
+  };
+  while (!todo.empty()) {
+    St x = todo.back();
+    todo.pop_back();
+    if (x.n == 0) return true;
+    bool cur_held = std::binary_search(x.held.begin(), x.held.end(), x.cur);
+    if (x.cur == x.n - 1 || std::binary_search(x.held.begin(), x.held.end(), x.n - 1)) {
+      St y = x;
+      --y.n;
+      push(y);
+    }
+    if (x.cur >= 0 && x.cur < l && x.cnt[static_cast<size_t>(x.cur) + 1] < t) {
+      St y = x;
+      ++y.cnt[static_cast<size_t>(++y.cur)];
+      push(y);
+    }
+    if (x.cur >= 0 && !cur_held && static_cast<int>(x.held.size()) < s) {
+      St y = x;
+      y.held.insert(std::lower_bound(y.held.begin(), y.held.end(), y.cur), y.cur);
+      push(y);
+    }
+    for (size_t i = 0; i < x.held.size(); ++i) {
+      St r = x, f = x;
+      r.cur = x.held[i];
+      push(r);
+      f.held.erase(f.held.begin() + static_cast<long>(i));
+      push(f);
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the search agrees with a brute force over raw actions on tiny chains") {
+  BetaProver prover;
+  // Both sides of every boundary it can afford: beta(1, t) for t <= 3,
+  // beta(2, t) for t <= 2, beta(3, t) for t <= 1 (and l <= 5 for t = 2).
+  for (int s = 1; s <= 3; ++s)
+    for (int t = 0; t <= (s == 1 ? 3 : 2); ++t)
+      for (int64_t l = 1; l <= std::min<int64_t>(beta(s, t) + 1, s == 3 ? 5 : 7); ++l) {
+        INFO("l = " << l << ", s = " << s << ", t = " << t);
+        bool raw = raw_reversible(static_cast<int>(l), s, t);
+        CHECK(raw == (l <= beta(s, t)));
+        CHECK(reversible(l, s, t) == std::optional<bool>(raw));
+        SearchOptions o;
+        o.lemmas = prover.lemmas();
+        o.relax_counts = true;
+        CHECK(reversible(l, s, t, nullptr, o) == std::optional<bool>(raw));
+      }
+}
 
 TEST_CASE("the searched beta(s, t) equals C(s + t, s) for s + t <= 7, by induction on s + t") {
   SearchOptions o;
