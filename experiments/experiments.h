@@ -22,7 +22,8 @@ struct Options {
   /// Test hook: each seed-5 experiment replaces one of the text's values by
   /// a wrong one, so that its comparison must report a mismatch (exit 1).
   bool wrong_expectation = false;
-  /// Smaller sweeps and shorter solver timeouts (memory-budget).
+  /// Smaller sweeps and shorter solver timeouts (memory-budget), the beta
+  /// table to s + t <= 6 (theorem-5-4).
   bool quick = false;
 };
 

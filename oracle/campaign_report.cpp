@@ -110,7 +110,7 @@ std::string format_campaign_report(const json& r) {
                 t["backends"].get<double>(), t["shrink"].get<double>());
   s += buf;
   for (const json& f : r["findings"]) {
-    std::snprintf(buf, sizeof buf, "  seed %lld: %s %s (after %.2f s; reproducer %lld -> %lld bytes)\n",
+    std::snprintf(buf, sizeof buf, "  seed %lld: refuted: %s %s (after %.2f s; reproducer %lld -> %lld bytes)\n",
                   (long long)f["seed"].get<int64_t>(), f["kind"].get<std::string>().c_str(),
                   f["component"].get<std::string>().c_str(), f["found_after_s"].get<double>(),
                   (long long)f["size_before"].get<int64_t>(), (long long)f["size_after"].get<int64_t>());
