@@ -92,7 +92,7 @@ EquivResult prove_equivalent(const Program& src, const Program& tgt, Relation re
   unknown_on_failure(v, [&] {
     z3::context c;
     FpaOps ops(c, /*half_in_f32=*/true);
-    SmtDomain dom(ops, opt.max_terms);
+    SmtDomain dom(ops, opt.max_terms, t0 + std::chrono::milliseconds(opt.timeout_ms));
     std::map<std::string, std::shared_ptr<const SmtTensor>> inputs;
     for (const Input& i : src.inputs) {
       if (num_elements(i.type.shape) > opt.max_elements)
@@ -178,11 +178,13 @@ EquivResult prove_equivalent(const Program& src, const Program& tgt, Relation re
       // incremental solver there (4 s against > 60 s on the ±0 sum of 4).
       z3::solver s = ops.uninterpreted().empty() ? z3::tactic(c, "qffpbv").mk_solver() : z3::solver(c);
       bool trivial = false;
-      {
+      try {
         Deadline deadline(unsigned(std::max(1.0, double(opt.timeout_ms) - elapsed())), [&c] { c.interrupt(); });
         z3::expr g = g0.simplify();
         trivial = g.is_false();
         s.add(g);
+      } catch (const z3::exception&) {
+        return timeout();  // interrupted while simplifying
       }
       if (trivial) continue;
       for (;;) {

@@ -15,6 +15,10 @@ void SmtDomain::count(int64_t k) {
   terms_ += k;
   if (terms_ > max_terms_)
     throw Unsupported{"over the size limit (" + std::to_string(max_terms_) + " terms): the program is too large to encode"};
+  if (terms_ >= next_clock_) {  // the clock every 1,024 terms
+    next_clock_ = terms_ + 1024;
+    if (std::chrono::steady_clock::now() > deadline_) throw Unsupported{"timeout while encoding"};
+  }
 }
 
 std::vector<SmtDomain::Buf> SmtDomain::make_regs(size_t count) const {

@@ -20,6 +20,7 @@
 
 #include <z3++.h>
 
+#include <chrono>
 #include <functional>
 #include <span>
 #include <string>
@@ -49,7 +50,10 @@ class SmtDomain {
   };
   using Lookup = std::function<const SmtTensor&(const std::string&)>;
 
-  SmtDomain(FpaOps& ops, int64_t max_terms) : bottom(ops.ctx().bool_val(false)), ops_(ops), max_terms_(max_terms) {}
+  /// `deadline`: the encoding throws Unsupported ("timeout while encoding")
+  /// once it passes.
+  SmtDomain(FpaOps& ops, int64_t max_terms, std::chrono::steady_clock::time_point deadline)
+      : bottom(ops.ctx().bool_val(false)), ops_(ops), max_terms_(max_terms), deadline_(deadline) {}
 
   std::vector<Buf> make_regs(size_t count) const;
   static Value value_of(Buf& b) { return b.v.data(); }
@@ -106,7 +110,8 @@ class SmtDomain {
   void count(int64_t k);
   FpaOps& ops_;
   int64_t max_terms_;
-  int64_t terms_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  int64_t terms_ = 0, next_clock_ = 0;
 };
 
 }  // namespace stax::proofs
