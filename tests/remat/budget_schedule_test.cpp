@@ -15,9 +15,11 @@
 #include "remat/budget_plan.h"
 #include "semantics/parser.h"
 #include "semantics/random_inputs.h"
+#include "tests/remat/remat_test_util.h"
 
 using namespace stax;
 using namespace stax::remat;
+using stax::test::read_joint;
 
 namespace {
 
@@ -279,16 +281,6 @@ TEST_CASE("a budget below the minimum is an error naming it") {
   BudgetPlan h = plan_budget(d, std::nullopt, 5, {Solver::Heuristic, {}, 40});
   CHECK(h.below_minimum().find("below the lower bound of 9 bytes") != std::string::npos);
 }
-
-namespace {
-
-autodiff::JointGraph read_joint(const std::string& rel) {
-  auto r = autodiff::read_joint_graph(std::string(STAX_SOURCE_DIR) + "/" + rel);
-  if (auto* e = std::get_if<compiler::GraphError>(&r)) FAIL(e->str());
-  return std::get<autodiff::JointGraph>(r);
-}
-
-}  // namespace
 
 TEST_CASE("budgeted schedules of joint graphs give the joint graph's bits") {
   const Runner interp = [](const sem::Program& p, const sem::Inputs& in) { return sem::eval_ieee(p, in); };

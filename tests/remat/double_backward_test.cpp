@@ -17,36 +17,18 @@
 #include "remat/train_step.h"
 #include "remat/verify.h"
 #include "semantics/random_inputs.h"
+#include "tests/remat/remat_test_util.h"
 #include "tests/test_util.h"
 
 using namespace stax;
 using namespace stax::remat;
+using stax::test::read_joint;
+using stax::test::min_cut_partition;
+using stax::test::joint_inputs;
 
 namespace {
 
 std::string src(const std::string& rel) { return std::string(STAX_SOURCE_DIR) + "/" + rel; }
-
-autodiff::JointGraph read_joint(const std::string& rel) {
-  auto r = autodiff::read_joint_graph(src(rel));
-  if (auto* e = std::get_if<compiler::GraphError>(&r)) FAIL(e->str());
-  return std::get<autodiff::JointGraph>(r);
-}
-
-Partition min_cut_partition(const autodiff::JointGraph& jg) {
-  auto t = forward_types(jg);
-  REQUIRE(std::holds_alternative<TypeMap>(t));
-  auto n = build_network(jg, std::get<TypeMap>(t));
-  REQUIRE(std::holds_alternative<Network>(n));
-  auto p = partition(jg, std::get<Network>(n), Strategy::MinCut);
-  REQUIRE(std::holds_alternative<Partition>(p));
-  return std::get<Partition>(p);
-}
-
-sem::Inputs joint_inputs(const autodiff::JointGraph& jg, uint64_t seed) {
-  sem::Program p;
-  for (const auto& i : jg.graph.inputs) p.inputs.push_back({i.name, i.type, {}});
-  return sem::random_inputs(p, seed, sem::RandomOptions{0.0});
-}
 
 const Runner interp = [](const sem::Program& p, const sem::Inputs& in) { return sem::eval_ieee(p, in); };
 

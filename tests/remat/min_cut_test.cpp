@@ -9,27 +9,16 @@
 #include "remat/min_cut.h"
 #include "compiler/lower.h"
 #include "remat/network.h"
+#include "tests/remat/remat_test_util.h"
 #include "tests/test_util.h"
 
 using namespace stax;
 using namespace stax::remat;
+using stax::test::read_joint;
+using stax::test::network_of;
 using nlohmann::json;
 
 namespace {
-
-autodiff::JointGraph read_joint(const std::string& rel) {
-  auto r = autodiff::read_joint_graph(std::string(STAX_SOURCE_DIR) + "/" + rel);
-  if (auto* e = std::get_if<compiler::GraphError>(&r)) FAIL(e->str());
-  return std::get<autodiff::JointGraph>(r);
-}
-
-Network network_of(const autodiff::JointGraph& jg, const NetworkOptions& opt = {}) {
-  auto t = forward_types(jg);
-  if (auto* e = std::get_if<compiler::GraphError>(&t)) FAIL(e->str());
-  auto n = build_network(jg, std::get<TypeMap>(t), opt);
-  if (auto* e = std::get_if<compiler::GraphError>(&n)) FAIL(e->str());
-  return std::get<Network>(n);
-}
 
 /// A joint graph assembled in memory, with the types given by hand (no lowering).
 struct Builder {
