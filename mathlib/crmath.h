@@ -13,6 +13,7 @@
 //
 // This library sits below semantics/ and depends on MPFR only.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -30,6 +31,14 @@ inline bool is_binary(Fn f) { return f == Fn::Pow; }
 // (C23 Annex F, as MPFR implements it). `y` is used by Pow only.
 float eval_f32(Fn f, float x, float y = 0.0f);
 double eval_f64(Fn f, double x, double y = 0.0);
+
+// The same on arrays: out[i] = f(x[i], y[i]) for i < n (y may be null for
+// unary functions). Runs the fast path over the whole block (vectorised),
+// then the slow path on the elements whose rounding test failed. `out` may
+// alias `x` or `y`. The interpreter and the CPU backend's vector kernels
+// call these.
+void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y = nullptr);
+void eval_f64_n(Fn f, size_t n, double* out, const double* x, const double* y = nullptr);
 
 // The slow path: MPFR at the target precision with the target's exponent
 // range and subnormals, correctly rounded by construction. Also the
