@@ -56,7 +56,7 @@ json record(const IterationResult& r, const std::optional<Reproducer>& rep, cons
             {"status", r.status},
             {"note", r.note},
             {"backend_skipped", r.backend_skipped},
-            {"t", {r.times.generate, r.times.transform, r.times.check, r.times.backends, r.times.shrink}}};
+            {"t", {r.times.generate, r.times.transform, r.times.check, r.times.backends, r.times.shrink, r.times.prove}}};
   std::string b;
   for (const std::string& x : r.backends) b += (b.empty() ? "" : ",") + x;
   j["backends"] = b;
@@ -86,7 +86,8 @@ class Writer {
   explicit Writer(Db& db)
       : db_(db),
         run_(db.get(),
-             "INSERT OR REPLACE INTO runs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+             "INSERT OR REPLACE INTO runs(seed, pipeline, cls, status, backends, note, backend_skipped, t_generate, "
+             "t_transform, t_check, t_backends, t_shrink, t_prove) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         find_(db.get(), "INSERT OR REPLACE INTO findings VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         file_(db.get(), "INSERT OR REPLACE INTO finding_files VALUES(?, ?, ?)"),
         meta_(db.get(), "INSERT OR REPLACE INTO meta VALUES(?, ?)") {}
@@ -105,6 +106,7 @@ class Writer {
         .bind(6, j["note"].get<std::string>())
         .bind(7, j["backend_skipped"].get<int64_t>());
     for (int k = 0; k < 5; ++k) run_.bind(8 + k, t[size_t(k)].get<double>());
+    if (double pr = t[5].get<double>(); pr >= 0) run_.bind(13, pr);  // else NULL: no proof tried
     run_.done();
     if (j.contains("finding")) {
       const json& f = j["finding"];

@@ -1,6 +1,7 @@
 // Fuzz campaign reports (DESIGN §8 `stax fuzz`): the summary of a campaign
 // database (counts by status, transform, class and backend; time per phase;
 // every finding), merging shards, and writing the findings' reproducers.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -27,7 +28,8 @@ std::variant<json, std::string> campaign_report(const std::string& file) {
   double tg = 0, tt = 0, tc = 0, tb = 0, ts = 0;
   int64_t programs = 0;
   Stmt s(db.get(), "SELECT pipeline, cls, status, backends, backend_skipped, t_generate, t_transform, t_check, "
-                   "t_backends, t_shrink FROM runs");
+                   "t_backends, t_shrink, t_prove FROM runs");
+  std::vector<double> proved_ms, unproved_ms;
   while (s.step()) {
     ++programs;
     ++by_status[s.text(2)];
@@ -55,7 +57,18 @@ std::variant<json, std::string> campaign_report(const std::string& file) {
     tc += s.dbl(7);
     tb += s.dbl(8);
     ts += s.dbl(9);
+    if (!s.is_null(10)) (s.text(2) == "proved" ? proved_ms : unproved_ms).push_back(s.dbl(10) * 1000);
   }
+  auto quantile = [](std::vector<double>& v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+  };
+  r["proof"] = {{"tried", int64_t(proved_ms.size() + unproved_ms.size())},
+                {"proved", int64_t(proved_ms.size())},
+                {"proved_ms", {{"median", quantile(proved_ms, 0.5)},
+                               {"p90", quantile(proved_ms, 0.9)},
+                               {"max", proved_ms.empty() ? 0.0 : proved_ms.back()}}}};
   r["programs"] = programs;
   r["by_status"] = by_status;
   r["by_transform"] = by_transform;
@@ -109,6 +122,13 @@ std::string format_campaign_report(const json& r) {
                 t["generate"].get<double>(), t["transform"].get<double>(), t["check"].get<double>(),
                 t["backends"].get<double>(), t["shrink"].get<double>());
   s += buf;
+  if (const json& pr = r["proof"]; pr["tried"].get<int64_t>() > 0) {
+    std::snprintf(buf, sizeof buf, "prover: %lld of %lld tried proved; time per proof median %.0f ms, p90 %.0f ms, max %.0f ms\n",
+                  (long long)pr["proved"].get<int64_t>(), (long long)pr["tried"].get<int64_t>(),
+                  pr["proved_ms"]["median"].get<double>(), pr["proved_ms"]["p90"].get<double>(),
+                  pr["proved_ms"]["max"].get<double>());
+    s += buf;
+  }
   for (const json& f : r["findings"]) {
     std::snprintf(buf, sizeof buf, "  seed %lld: refuted: %s %s (after %.2f s; reproducer %lld -> %lld bytes)\n",
                   (long long)f["seed"].get<int64_t>(), f["kind"].get<std::string>().c_str(),

@@ -77,6 +77,7 @@ class Stmt {
   }
   int64_t i64(int c) { return sqlite3_column_int64(s_, c); }
   double dbl(int c) { return sqlite3_column_double(s_, c); }
+  bool is_null(int c) { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
   bool null(int c) { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
 
  private:
@@ -89,7 +90,7 @@ CREATE TABLE IF NOT EXISTS params(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value REAL);
 CREATE TABLE IF NOT EXISTS runs(seed INTEGER PRIMARY KEY, pipeline TEXT, cls TEXT, status TEXT, backends TEXT,
   note TEXT, backend_skipped INTEGER, t_generate REAL, t_transform REAL, t_check REAL, t_backends REAL,
-  t_shrink REAL);
+  t_shrink REAL, t_prove REAL);
 CREATE TABLE IF NOT EXISTS findings(seed INTEGER PRIMARY KEY, kind TEXT, component TEXT, pipeline TEXT, cls TEXT,
   message TEXT, mutant TEXT, found_after REAL, program TEXT, repro TEXT, command TEXT, size_before INTEGER,
   size_after INTEGER, shrink_tests INTEGER);
@@ -100,7 +101,13 @@ inline std::optional<std::string> open_db(Db& db, const std::string& file) {
   if (auto e = db.open(file)) return e;
   if (!file.empty())
     if (auto e = db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")) return e;
-  return db.exec(kSchema);
+  if (auto e = db.exec(kSchema)) return e;
+  // A database from before the prover (issue 16) has no t_prove column.
+  bool has_prove = false;
+  Stmt cols(db.get(), "PRAGMA table_info(runs)");
+  while (cols.step()) has_prove |= cols.text(1) == "t_prove";
+  if (!has_prove) return db.exec("ALTER TABLE runs ADD COLUMN t_prove REAL");
+  return std::nullopt;
 }
 
 inline std::map<std::string, std::string> read_params(Db& db) {

@@ -390,6 +390,7 @@ Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, con
   } else {
     v.message = "no difference on " + std::to_string(v.trials) + " input set(s)";
     if (v.proof_tried) v.message += "; not proved: " + v.proof_note;
+    if (!v.shrunk_note.empty()) v.message += "; " + v.shrunk_note;
   }
   if (opt.prove == ProveMode::Require) {
     v.status = Status::NotCheckable;
@@ -404,7 +405,9 @@ Verdict check_transform(const Program& src, const std::vector<xform::Step>& step
   xform::Context ctx;
   ctx.max_rewrites = max_rewrites;
   xform::Result r = xform::run_pipeline(src, steps, ctx);
-  Verdict v = check_programs(src, r.program, r.cls, opt);
+  CheckOptions o = opt;
+  if (!o.retarget) o.retarget = retarget_by(steps);
+  Verdict v = check_programs(src, r.program, r.cls, o);
   if (v.status != Status::Counterexample || !v.cex) return v;
   // Bisect: the smallest number of rewrites after which the same inputs fail.
   int64_t lo = 0, hi = ctx.count;
@@ -502,7 +505,15 @@ std::string format_verdict(const Verdict& v, const Program& src, const Program& 
 nlohmann::json verdict_json(const Verdict& v, const Program& src, const Program& tgt, const std::string& what) {
   nlohmann::json j;
   j["verdict"] = strength_name(v);
-  if (v.proof_tried) j["proof"] = {{"proved", v.proved}, {"ms", v.proof_ms}, {"terms", v.proof_terms}, {"note", v.proof_note}};
+  if (v.proof_tried) {
+    j["proof"] = {{"proved", v.proved}, {"ms", v.proof_ms}, {"terms", v.proof_terms}, {"note", v.proof_note}};
+    if (!v.shrunk.empty() || !v.shrunk_note.empty()) {
+      nlohmann::json fam = nlohmann::json::array();
+      for (const ShrunkCheck& c : v.shrunk)
+        fam.push_back({{"max_extent", c.bound}, {"shapes", c.shapes}, {"verdict", c.verdict}, {"note", c.note}, {"ms", c.ms}});
+      j["proof"]["shrunk"] = {{"family", fam}, {"note", v.shrunk_note}};
+    }
+  }
   j["class"] = xform::class_name(v.cls);
   j["check"] = what;
   j["message"] = v.message;

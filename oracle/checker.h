@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "oracle/input_gen.h"
+#include "oracle/shrunk_shapes.h"
 #include "semantics/evaluator.h"
 #include "transforms/transform.h"
 
@@ -50,6 +51,20 @@ struct CheckOptions {
   int64_t prove_max_elements = 4096;  ///< per tensor, for the prover
   int64_t prove_max_terms = 200000;   ///< scalar terms of both programs' encodings
   unsigned prove_timeout_ms = 10000;
+  /// Over the size limit, prove the pair at shrunk shapes (shrunk_shapes.h):
+  /// the source is shrunk and the target rebuilt by `retarget` (a transform
+  /// pipeline re-applied) or, without it, shrunk the same way.
+  bool prove_shrunk = true;
+  Retarget retarget = nullptr;
+};
+
+/// One member of the shrunk-shape family the prover checked (issue 16).
+struct ShrunkCheck {
+  int64_t bound = 0;     ///< every extent at most this
+  std::string shapes;    ///< the shrunk inputs, e.g. "x f32[3, 3]"
+  std::string verdict;   ///< "proved", "refuted", or "unknown"
+  std::string note;      ///< why unknown, or how it was refuted
+  double ms = 0;
 };
 
 enum class Status { Verified, Counterexample, NotCheckable };
@@ -109,6 +124,10 @@ struct Verdict {
   std::string proof_note;
   double proof_ms = 0;
   int64_t proof_terms = 0;
+  /// Over the size limit: the shrunk shapes tried (bound 1, 2, ...), or why
+  /// the program is not shape-generic. Never turns "tested" into "proved".
+  std::vector<ShrunkCheck> shrunk;
+  std::string shrunk_note;
 };
 
 /// The strength of a verdict (issue 16): "proved" (all inputs, these

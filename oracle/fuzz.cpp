@@ -215,8 +215,10 @@ IterationResult fuzz_program(uint64_t seed, const Program& p, const FuzzOptions&
     co.seed = seed;
     if (opt.prove) co.prove = ProveMode::Try;
     co.prove_timeout_ms = opt.prove_timeout_ms;
+    co.retarget = retarget_by(steps);
     Verdict v = check_programs(p, r.program, r.cls, co);
     res.times.check = since(t2);
+    if (v.proof_tried) res.times.prove = v.proof_ms / 1000;
     if (v.proved) res.status = "proved";
     else if (v.proof_tried) res.note = "not proved: " + v.proof_note;
     if (v.status == Status::NotCheckable) {

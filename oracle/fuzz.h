@@ -71,6 +71,7 @@ struct Finding {
 /// Time spent per phase of an iteration, in seconds.
 struct PhaseTimes {
   double generate = 0, transform = 0, check = 0, backends = 0, shrink = 0;
+  double prove = -1;  ///< the prover's wall time within `check`; -1 when it did not run
 };
 
 struct IterationResult {

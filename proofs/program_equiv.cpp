@@ -233,6 +233,8 @@ EquivResult prove_equivalent(const Program& src, const Program& tgt, Relation re
     }
   });
   v.ms = elapsed();
+  // Every size refusal (inputs, intermediates, terms) says so in this form.
+  res.over_limit = v.kind == ProofVerdict::Unknown && v.reason.find("over the size limit") != std::string::npos;
   return res;
 }
 

@@ -42,6 +42,7 @@ struct EquivResult {
   std::vector<std::string> uninterpreted;  ///< ops encoded as uninterpreted functions
   int64_t terms = 0;                       ///< size of the encoding
   int unconfirmed = 0;                     ///< models blocked because the interpreter disagreed
+  bool over_limit = false;                 ///< Unknown because of max_elements / max_terms
 };
 
 /// Whether the interpreter shows the difference on these inputs.

@@ -170,3 +170,48 @@ TEST_CASE("over the size limit: testing, and the verdict says so", "[prove]") {
   CHECK_FALSE(t.proved);
   CHECK_THAT(t.message, Catch::Contains("over the size limit"));
 }
+
+TEST_CASE("over the size limit: proved at shrunk shapes where shape-generic, still tested here", "[prove]") {
+  // A max over rows split in 4 (class exact) at f32[64, 128]: over a limit of
+  // 16 elements, so the source is shrunk (every extent ≤ k) and the
+  // transform re-applied to it.
+  sem::Program p = parse("input x : f32[64, 128]\nlet y = red(max, -inf, [128], x)\noutput y\n");
+  oracle::CheckOptions o{8, 1};
+  o.prove = ProveMode::Try;
+  o.prove_max_elements = 16;
+  std::vector<xform::Step> steps = std::get<std::vector<xform::Step>>(xform::parse_pipeline("split-reduction:k=4"));
+  oracle::Verdict v = oracle::check_transform(p, steps, o);
+  CHECK(v.status == oracle::Status::Verified);
+  CHECK_FALSE(v.proved);
+  CHECK(oracle::strength_name(v) == "tested");
+  REQUIRE(v.shrunk.size() == 4);  // the shapes [1,1] .. [4,4]: [4,4] has 16 elements
+  for (const oracle::ShrunkCheck& c : v.shrunk) CHECK(c.verdict == "proved");
+  CHECK(v.shrunk[2].shapes == "x f32[3, 3]");
+  CHECK_THAT(v.message, Catch::Contains("proved at shrunk shapes") && Catch::Contains("not at these"));
+  // A required proof is still not given by shrunk shapes.
+  o.prove = ProveMode::Require;
+  CHECK(oracle::check_transform(p, steps, o).status == oracle::Status::NotCheckable);
+
+  // Deliberately not shape-generic: a rotation whose index map names the
+  // extent 128, so shrinking would change what the program means.
+  std::string rot = "input x : f32[4, 128]\nlet y = map(neg, view(x, [4, 128], (i, j) -> (i, (j + 1) % 128)))\n"
+                    "output y\n";
+  std::string rot2 = "input x : f32[4, 128]\nlet y = map(fn(v) => neg(v), view(x, [4, 128], (i, j) -> (i, (j + 1) % "
+                     "128)))\noutput y\n";
+  o.prove = ProveMode::Try;
+  oracle::Verdict w = oracle::check_programs(parse(rot), parse(rot2), SemClass::Exact, o);
+  CHECK_FALSE(w.proved);
+  CHECK(w.shrunk.empty());
+  CHECK_THAT(w.shrunk_note, Catch::Contains("not shape-generic"));
+
+  // A wrong pair at every size, over the limit, on one set of normal
+  // inputs (which cannot show it): the shrunk family refutes it at f32[1].
+  o.trials = 1;
+  oracle::Verdict z = oracle::check_programs(parse(sum_from("0.0", 64)), parse(sum_from("-0.0", 64)),
+                                             SemClass::Exact, o);
+  CHECK(z.status == oracle::Status::Verified);
+  REQUIRE_FALSE(z.shrunk.empty());
+  CHECK(z.shrunk.front().verdict == "refuted");
+  CHECK(z.shrunk.front().shapes == "x f32[1]");
+  CHECK_THAT(z.message, Catch::Contains("refuted at x f32[1]"));
+}
