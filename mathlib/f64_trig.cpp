@@ -1,0 +1,165 @@
+// binary64 fast paths of sin, cos, tanh and erf in double-double arithmetic
+// (mathlib/dd.h), with the error bound of each derived below; u = 2^-53.
+#include <cmath>
+#include <cstdint>
+
+#include "mathlib/f64_impl.h"
+
+namespace stax::math::f64 {
+
+using dd::DD;
+
+namespace {
+
+// Cody-Waite reduction for |x| < 2^20: x = k pi/2 + r, q = k mod 4.
+// k*pio2[0], k*pio2[1] are exact (33-bit pieces, |k| < 2^20); x - k*pio2[0]
+// is exact (multiples of 2^-53 below 1 in magnitude, since |x| >= pi/4 when
+// k != 0); the two_sum and both two_prods are exact. What is left: three
+// adds, each within 3u^2 of its exact result, which is r plus at most
+// |k| * 2^-118 (the pieces not yet subtracted); the rounding of k*pio2[4]
+// and the truncation of pi/2 after five pieces, < 2^-204. So the absolute
+// error is <= 9u^2 |r| + 2^-202. Above 2^20 (the slow path), and when
+// |r| < 2^-60 (not reached by any double, whose worst case is about 2^-61 at
+// 6381956970095103 * 2^797; kept as a guard), the reduction is refused; so
+// r's relative error is <= 9u^2 + 2^-142.
+bool reduce(double x, DD* r, int* q) {
+  const Tables& T = tables();
+  const double kd = std::nearbyint(x * T.two_over_pi);
+  *q = int(int64_t(kd) & 3);
+  if (kd == 0) {
+    *r = {x, 0};
+    return true;
+  }
+  DD s = dd::two_sum(x - kd * T.pio2[0], -kd * T.pio2[1]);
+  s = dd::add(s, dd::neg(dd::two_prod(kd, T.pio2[2])));
+  s = dd::add(s, dd::neg(dd::two_prod(kd, T.pio2[3])));
+  s = dd::add(s, DD{-kd * T.pio2[4], 0});
+  if (!(std::fabs(s.hi) >= 0x1p-60)) return false;
+  *r = s;
+  return true;
+}
+
+// sin(r) and cos(r) for |r| <= pi/4 + 2^-30. r = a + t with a = j/64 exact
+// (j = round(64|r|) <= 51) and |t| <= 1/128 (r.hi - a is exact by Sterbenz).
+//  - sin t = t * sum_{i<6} (-t^2)^i/(2i+1)!: truncation t^12/13! < 2^-116;
+//    z = t^2 8u^2 (damped by z/6), Horner 11.2u^2, coefficients 1.01u^2,
+//    final mul 8u^2: < 21u^2. cos t = sum_{i<7} (-t^2)^i/(2i)!: < 13u^2.
+//  - j > 0: sin r = sin a cos t + cos a sin t, cos r = cos a cos t -
+//    sin a sin t (table within u^2; mul 8u^2; add 3u^2). For j >= 1,
+//    tan a >= 2 tan|t|, so the terms' magnitudes add up to at most 3 |sin r|
+//    (1.03 |cos r| for cos): sin within 3 * 30u^2 + 3u^2 = 93u^2, cos within
+//    34u^2.
+// With r's own error (relative 9u^2 + 2^-142, which sin and cos do not
+// magnify for |r| <= pi/4 + 2^-30) the total is < 103u^2 < 2^-99.3.
+void sincos_kernel(DD r, DD* s, DD* c) {
+  const Tables& T = tables();
+  const bool neg = r.hi < 0;
+  if (neg) r = dd::neg(r);
+  const int j = int(r.hi * 64.0 + 0.5);
+  const DD t = dd::two_sum(r.hi - j / 64.0, r.lo);
+  const DD z = dd::mul(t, t);
+  DD ps = T.sin_coef[5];
+  for (int i = 4; i >= 0; --i) ps = dd::add(dd::mul(ps, z), T.sin_coef[i]);
+  const DD st = dd::mul(ps, t);
+  DD ct = T.cos_coef[6];
+  for (int i = 5; i >= 0; --i) ct = dd::add(dd::mul(ct, z), T.cos_coef[i]);
+  if (j == 0) {
+    *s = st;
+    *c = ct;
+  } else {
+    *s = dd::add(dd::mul(T.sin_j[j], ct), dd::mul(T.cos_j[j], st));
+    *c = dd::add(dd::mul(T.cos_j[j], ct), dd::neg(dd::mul(T.sin_j[j], st)));
+  }
+  if (neg) *s = dd::neg(*s);
+}
+
+constexpr double kTrigErr = 0x1p-96;
+
+// sin x for x != 0 finite, from the quadrant: sin, cos, -sin, -cos of r;
+// cos x: cos, -sin, -cos, sin.
+bool sincos_fast(double x, bool want_cos, double* out) {
+  if (std::fabs(x) >= 0x1p20) return false;
+  DD r;
+  int q;
+  if (!reduce(x, &r, &q)) return false;
+  DD s, c;
+  sincos_kernel(r, &s, &c);
+  if (want_cos) q = (q + 1) & 3;
+  const DD v = q == 0 ? s : q == 1 ? c : q == 2 ? dd::neg(s) : dd::neg(c);
+  return round_test(v, kTrigErr, out);
+}
+
+}  // namespace
+
+// |x| < 2^-26: sin x = x - x^3/6 + ..., x^3/6 < 2^(e-54) for |x| < 2^e,
+// e <= -26, below half an ulp on either side of x: the result is x.
+bool sin_fast(double x, double* out) {
+  if (std::isnan(x)) return *out = x + x, true;
+  if (std::isinf(x)) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+  if (std::fabs(x) < 0x1p-26) return *out = x, true;
+  return sincos_fast(x, false, out);
+}
+
+// |x| < 2^-27: 1 - cos x < x^2/2 < 2^-55, below half the spacing (2^-53)
+// of the doubles just under 1: the result is 1.
+bool cos_fast(double x, double* out) {
+  if (std::isnan(x)) return *out = x + x, true;
+  if (std::isinf(x)) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+  if (std::fabs(x) < 0x1p-27) return *out = 1.0, true;
+  return sincos_fast(x, true, out);
+}
+
+// tanh x = E / (E + 2), E = expm1(2|x|) (relative 2^-94, f64_impl.h): the
+// sum adds E's error at most once more (E > 0) and 3u^2, the division
+// 15.1u^2: < 2^-92.9, claimed 2^-92. |x| > 20: 1 - tanh|x| < 2e^-40 < 2^-54,
+// half the spacing below 1: the result is ±1. |x| < 2^-27: |x| - tanh|x| <
+// |x|^3/3, below half an ulp of x: the result is x.
+bool tanh_fast(double x, double* out) {
+  if (std::isnan(x)) return *out = x + x, true;
+  const double ax = std::fabs(x);
+  if (ax > 20) return *out = std::copysign(1.0, x), true;
+  if (ax < 0x1p-27) return *out = x, true;
+  const DD e = expm1_dd(2 * ax);
+  DD t = dd::div(e, dd::add(e, DD{2.0, 0}));
+  if (x < 0) t = dd::neg(t);
+  return round_test(t, 0x1p-92, out);
+}
+
+// erf x = (2/sqrt(pi)) x e^(-x^2) S, S = sum_n t_n, t_0 = 1,
+// t_(n+1) = t_n * 2x^2/(2n+3): positive terms, no cancellation.
+//  - Stop after adding t_(n+1) once 2n+5 >= 4x^2 + 1 (every later ratio is
+//    <= 1/2) and t_(n+1) <= 2^-106 S: the tail is <= t_(n+1) (2^-106
+//    relative). More than 256 terms (not reached for |x| < 6): slow path.
+//  - t_n is within 17n u^2 (two muls and the table 1/(2n+3) per step); each
+//    add is within 3u^2 of a partial sum <= S: S within 20 * 256 u^2 <
+//    2^-93.6. x^2 is exact by two_prod when |x| >= 2^-511; below, its error
+//    (< 2^-1074) is negligible against S >= 1.
+//  - e^(-x^2): exp_core, 2^-101.5 (the scaling by 2^m, m >= -52, is exact);
+//    two muls, the constant and mul_d by |x|: 19u^2.
+// Total < 2^-93.5, claimed 2^-90. |x| >= 6: erfc(6) < 2^-55, so ±1.
+// 0 < |x| < 2^-900: slow path (the rounding test needs |result| >= 2^-900).
+bool erf_fast(double x, double* out) {
+  if (std::isnan(x)) return *out = x + x, true;
+  if (x == 0) return *out = x, true;
+  const double ax = std::fabs(x);
+  if (ax >= 6) return *out = std::copysign(1.0, x), true;
+  if (ax < 0x1p-900) return false;
+  const Tables& T = tables();
+  const DD x2 = dd::two_prod(ax, ax);
+  const DD w{2 * x2.hi, 2 * x2.lo};
+  DD t{1.0, 0}, sum{1.0, 0};
+  for (int n = 0;; ++n) {
+    if (n == Tables::kErfTerms) return false;
+    t = dd::mul(dd::mul(t, w), T.inv_odd[n]);
+    sum = dd::add(sum, t);
+    if (2.0 * n + 5 >= 4 * x2.hi + 1 && t.hi <= sum.hi * 0x1p-106) break;
+  }
+  const Scaled g = exp_core(dd::neg(x2));
+  const double sc = exp2i(g.m);
+  DD y = dd::mul(sum, DD{g.y.hi * sc, g.y.lo * sc});
+  y = dd::mul_d(dd::mul(y, T.two_over_sqrtpi), ax);
+  if (x < 0) y = dd::neg(y);
+  return round_test(y, 0x1p-90, out);
+}
+
+}  // namespace stax::math::f64
