@@ -12,6 +12,15 @@ namespace stax::math::f64 {
 
 using dd::DD;
 
+// u 2^m correctly rounded from s (see exp_fast and round_subnormal).
+bool round_scaled(const Scaled& s, bool normal, double rel, double* out) {
+  if (!normal) return round_subnormal(s.y, s.m, rel, out);
+  double u;
+  if (!round_test(s.y, rel, &u)) return false;
+  *out = scale(u, s.m);
+  return true;
+}
+
 // exp_core. x = k ln2/64 + r, k = round(x.hi * 64/ln2), j = k mod 64,
 // m = floor(k/64): exp(x) = 2^m * 2^(j/64) * exp(r).
 //  - Reduction: |k| <= 745.2*64/ln2 < 2^16.1. k*l64[0] and k*l64[1] are exact
@@ -40,23 +49,18 @@ Scaled exp_core(DD x) {
   return {dd::mul(T.exp2_j[k & 63], p), k >> 6};
 }
 
-// exp. Results outside [2^-1021, DBL_MAX] are not handled here: x > 709.79
-// overflows (exp(709.79) > DBL_MAX + ulp/2), x < -745.2 rounds to 0
-// (exp(-745.2) < 2^-1075), and the bands in between (near overflow, and
-// subnormal results below x = -707.6, exp(-707.6) > 2^-1020.9) go to the
-// slow path. In range, the rounding test runs on the unscaled y and the
-// result is u * 2^m: scaling by 2^m commutes with rounding because every
-// candidate is normal.
+// exp. x > 709.79 overflows (exp(709.79) > DBL_MAX + ulp/2), x < -745.2
+// rounds to 0 (exp(-745.2) < 2^-1075). Normal results (x >= -708.3, so
+// exp(x) >= 2^-1021.9): the rounding test runs on the unscaled y and the
+// result is u * 2^m; scaling by 2^m commutes with rounding because every
+// candidate is normal. Subnormal results (x < -708.3): round_subnormal. The
+// band next to overflow, (709.78, 709.79], goes to the slow path.
 bool exp_fast(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
   if (x > 709.79) return *out = HUGE_VAL, true;
   if (x < -745.2) return *out = 0.0, true;
-  if (!(x >= -707.6 && x <= 709.78)) return false;
-  const Scaled s = exp_core({x, 0});
-  double u;
-  if (!round_test(s.y, kExpCoreErr, &u)) return false;
-  *out = scale(u, s.m);
-  return true;
+  if (!(x <= 709.78)) return false;
+  return round_scaled(exp_core({x, 0}), x >= -708.3, kExpCoreErr, out);
 }
 
 // expm1_dd.
@@ -221,7 +225,8 @@ bool pow_special(double x, double y, double* out) {
 // 2^-87.7 whenever |z| <= 746; exp turns that absolute error into a relative
 // one, plus exp_core's 2^-101.5: < 2^-87.6, claimed 2^-86. Overflow and
 // underflow are decided on z with that margin (z > 710: inf; z < -746: 0);
-// the bands near them go to the slow path, as in exp. |y| > 2^900 with
+// subnormal results as in exp; the band next to overflow goes to the slow
+// path. |y| > 2^900 with
 // |x| != 1: |log|x|| >= 2^-54, so |z| > 2^846 (and y's split would overflow).
 bool pow_fast(double x, double y, double* out) {
   if (pow_special(x, y, out)) return true;
@@ -238,11 +243,10 @@ bool pow_fast(double x, double y, double* out) {
   }
   if (zhi > 710) return *out = sign * HUGE_VAL, true;
   if (zhi < -746) return *out = sign * 0.0, true;
-  if (!(zhi >= -707.6 && zhi <= 709.78)) return false;
-  const Scaled s = exp_core(z);
-  double u;
-  if (!round_test(s.y, 0x1p-86, &u)) return false;
-  *out = sign * scale(u, s.m);
+  if (!(zhi <= 709.78)) return false;
+  double r;
+  if (!round_scaled(exp_core(z), zhi >= -708.3, 0x1p-86, &r)) return false;
+  *out = sign * r;
   return true;
 }
 

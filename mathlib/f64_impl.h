@@ -65,6 +65,39 @@ inline bool round_test(dd::DD y, double rel, double* out) {
   return true;
 }
 
+// The rounding test for results on the subnormal grid: v = 2^m (y.hi +
+// y.lo) within rel * |v|, |v| < 2^-1022 (every candidate is a multiple of
+// 2^-1074), m + 1074 in [-1022, 1023]. In units of 2^-1074, Y = yh + yl
+// (exact scaling); n0 = nearbyint(yh) and d = (yh - n0) + yl exactly
+// (two_sum; yh - n0 is exact), so RN(v) = (n0 + c) 2^-1074 where c rounds
+// d to an integer. The interval d -/+ E (E >= rel |Y|, widened as in
+// round_test) is bracketed by its computed ends; comparing a computed end
+// with the representable 0.5 gives the same answer as the exact end unless
+// it equals ±0.5, which is left undecided. If both ends agree, c is known;
+// a midpoint (Y - n0 = ±0.5) is always inside the interval, so it is never
+// decided here.
+inline bool round_subnormal(dd::DD y, int m, double rel, double* out) {
+  y.lo += g_fault.inject_rel * std::fabs(y.hi);
+  const double sgn = y.hi < 0 ? -1.0 : 1.0;
+  const double sc = exp2i(m + 1074);
+  const double yh = std::fabs(y.hi) * sc, yl = sgn * y.lo * sc;
+  if (!(yh >= 0x1p-100 && yh < 0x1p52)) return false;
+  const double n0 = std::nearbyint(yh);
+  const dd::DD d = dd::two_sum(yh - n0, yl);
+  const double e1 = rel * yh;
+  const double e = ((e1 + e1 * 0x1p-40) + std::fabs(d.lo) * 0x1p-48) * g_fault.bound_scale;
+  const auto classify = [](double z, double* c) {
+    if (z > 0.5) return *c = 1, true;
+    if (z < -0.5) return *c = -1, true;
+    if (z > -0.5 && z < 0.5) return *c = 0, true;
+    return false;
+  };
+  double c_lo, c_hi;
+  if (!classify(d.hi + (d.lo - e), &c_lo) || !classify(d.hi + (d.lo + e), &c_hi) || c_lo != c_hi) return false;
+  *out = sgn * ((n0 + c_lo) * 0x1p-1074);
+  return true;
+}
+
 // u * 2^m for m in [-1022, 1024], exact when the result is normal.
 inline double scale(double u, int m) { return m > 1023 ? u * exp2i(m - 1) * 2.0 : u * exp2i(m); }
 
