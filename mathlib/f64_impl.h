@@ -66,7 +66,7 @@ inline bool round_test(dd::DD y, double rel, double* out) {
 }
 
 // The rounding test for results on the subnormal grid: v = 2^m (y.hi +
-// y.lo) within rel * |v|, |v| < 2^-1022 (every candidate is a multiple of
+// y.lo) within rel * |v|, |v| < 2^-1021 (every candidate is a multiple of
 // 2^-1074), m + 1074 in [-1022, 1023]. In units of 2^-1074, Y = yh + yl
 // (exact scaling); n0 = nearbyint(yh) and d = (yh - n0) + yl exactly
 // (two_sum; yh - n0 is exact), so RN(v) = (n0 + c) 2^-1074 where c rounds
@@ -81,7 +81,7 @@ inline bool round_subnormal(dd::DD y, int m, double rel, double* out) {
   const double sgn = y.hi < 0 ? -1.0 : 1.0;
   const double sc = exp2i(m + 1074);
   const double yh = std::fabs(y.hi) * sc, yl = sgn * y.lo * sc;
-  if (!(yh >= 0x1p-100 && yh < 0x1p52)) return false;
+  if (!(yh >= 0x1p-100 && yh < 0x1p53)) return false;
   const double n0 = std::nearbyint(yh);
   const dd::DD d = dd::two_sum(yh - n0, yl);
   const double e1 = rel * yh;

@@ -139,8 +139,9 @@ bool tanh_fast(double x, double* out) {
 // Total < 2^-93.5, claimed 2^-90. |x| >= 6: erfc(6) < 2^-55, so ±1.
 // 0 < |x| < 2^-900: erf x = (2/sqrt(pi)) x (1 - x^2/3 + ...) with x^2/3 <
 // 2^-1800, so (2/sqrt(pi)) x (relative 2^-104.4 with the constant) rounded
-// directly: on x 2^1000 (exact) with the result scaled back when normal
-// (|x| >= 2^-1021), on the subnormal grid otherwise; claimed 2^-100.
+// directly: on x 2^1000 (exact) with the result scaled back when every
+// candidate is normal (|x| >= 2^-1022), on the subnormal grid otherwise
+// (then |result| < 1.13 2^-1022 < 2^-1021); claimed 2^-100.
 bool erf_fast(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
   if (x == 0) return *out = x, true;
@@ -148,7 +149,7 @@ bool erf_fast(double x, double* out) {
   if (ax >= 6) return *out = std::copysign(1.0, x), true;
   if (ax < 0x1p-900) {
     const DD y = dd::mul_d(tables().two_over_sqrtpi, x * 0x1p1000);
-    if (ax < 0x1p-1021) return round_subnormal(y, -1000, 0x1p-100, out);
+    if (ax < 0x1p-1022) return round_subnormal(y, -1000, 0x1p-100, out);
     double u;
     if (!round_test(y, 0x1p-100, &u)) return false;
     return *out = u * 0x1p-1000, true;
