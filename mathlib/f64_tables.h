@@ -4,6 +4,8 @@
 // be mistyped and each entry is within 2^-106 (relative) of its real value.
 // Internal to mathlib.
 
+#include <cstdint>
+
 #include "mathlib/dd.h"
 
 namespace stax::math::f64 {
@@ -28,6 +30,10 @@ struct Tables {
   // k*pio2[i] is exact for |k| < 2^20; the sum is within 2^-224 of pi/2.
   double pio2[5];
   double two_over_pi;  // rounded: only picks k
+  DD pio2_dd;                    // pi/2
+  // Payne-Hanek: the first 1280 bits of the fraction of 2/pi, most
+  // significant first (bit 1 of word 0 is the 2^-1 bit).
+  uint64_t two_over_pi_bits[20];
   DD sin_j[52], cos_j[52];       // sin(j/64), cos(j/64)
   DD sin_coef[6], cos_coef[7];   // (-1)^i/(2i+1)!, (-1)^i/(2i)!
   // erf: series in 2x^2 with term ratios 1/(2n+3).

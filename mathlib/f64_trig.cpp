@@ -2,6 +2,7 @@
 // (mathlib/dd.h), with the error bound of each derived below; u = 2^-53.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "mathlib/f64_impl.h"
 
@@ -18,7 +19,7 @@ namespace {
 // adds, each within 3u^2 of its exact result, which is r plus at most
 // |k| * 2^-118 (the pieces not yet subtracted); the rounding of k*pio2[4]
 // and the truncation of pi/2 after five pieces, < 2^-204. So the absolute
-// error is <= 9u^2 |r| + 2^-202. Above 2^20 (the slow path), and when
+// error is <= 9u^2 |r| + 2^-202. Above 2^20 (reduce_large), and when
 // |r| < 2^-60 (not reached by any double, whose worst case is about 2^-61 at
 // 6381956970095103 * 2^797; kept as a guard), the reduction is refused; so
 // r's relative error is <= 9u^2 + 2^-142.
@@ -39,6 +40,76 @@ bool reduce(double x, DD* r, int* q) {
   return true;
 }
 
+// Payne-Hanek reduction for 2^20 <= |x| < inf, in integer arithmetic.
+// |x| = M 2^E (M < 2^53 an integer, E >= -32). Bits of 2/pi of weight
+// 2^(-j) with E - j >= 2 contribute multiples of 4 to |x| 2/pi and are
+// skipped: with j0 = max(1, E - 1), the 256-bit window W of bits j0 ..
+// j0+255 gives P = M W (320 bits, exact) and |x| 2/pi = P 2^-F (mod 4),
+// F = j0 + 255 - E in [254, 288], up to the bits beyond the window:
+// < 2^53 2^(E - j0 - 255) <= 2^-200. The two bits above F are the quadrant;
+// the F below, the fraction f, taken in (-1/2, 1/2] (negating P when f >=
+// 1/2). From f's leading one, 117 bits become a double-double (within
+// 2^-104.9 relative: 53 exact bits, the next 64 rounded once to a double,
+// the rest truncated, < 2^-116); f < 2^-64 is refused (as in reduce; no
+// double comes that close, see there). r = f * pi/2 (mul 8u^2, constant
+// u^2): relative error < 11.1u^2 + 2^-136.
+bool reduce_large(double x, DD* r, int* q) {
+  const Tables& T = tables();
+  uint64_t xb;
+  std::memcpy(&xb, &x, sizeof xb);
+  const int biased = int((xb >> 52) & 0x7ff);
+  const uint64_t m = (xb & ((uint64_t(1) << 52) - 1)) | (uint64_t(1) << 52);
+  const int e = biased - 1075;
+  const int j0 = e - 1 > 1 ? e - 1 : 1;
+  // W: bits j0 .. j0+255 of 2/pi, as 4 words, least significant first.
+  const int s = j0 - 1, w0 = s / 64, sh = s % 64;
+  uint64_t wv[4];
+  for (int k = 0; k < 4; ++k) {
+    const uint64_t a = T.two_over_pi_bits[w0 + k], b = T.two_over_pi_bits[w0 + k + 1];
+    wv[3 - k] = sh == 0 ? a : (a << sh) | (b >> (64 - sh));
+  }
+  uint64_t p[5];  // M W, least significant first
+  unsigned __int128 carry = 0;
+  for (int k = 0; k < 4; ++k) {
+    carry += static_cast<unsigned __int128>(m) * wv[k];
+    p[k] = uint64_t(carry);
+    carry >>= 64;
+  }
+  p[4] = uint64_t(carry);
+  const auto bit = [&](int i) { return (p[i / 64] >> (i % 64)) & 1; };
+  const auto bits64 = [&](int i) {  // bits i .. i+63 (i >= 0, i + 63 < 320)
+    const int w = i / 64, b = i % 64;
+    return b == 0 ? p[w] : (p[w] >> b) | (p[w + 1] << (64 - b));
+  };
+  const int f = j0 + 255 - e;
+  int quadrant = int(bit(f) | (bit(f + 1) << 1));
+  const bool negative = bit(f - 1);
+  if (negative) {  // P := -P (mod 2^320): its low F bits become 2^F - frac
+    ++quadrant;
+    uint64_t c = 1;
+    for (uint64_t& w : p) {
+      w = ~w + c;
+      c = c && w == 0;
+    }
+  }
+  int top = f - 1;  // leading one of the fraction
+  while (top >= f - 64 && !bit(top)) --top;
+  if (top < f - 64) return false;  // f < 2^-64, or exactly 0
+  const uint64_t t_hi = bits64(top - 63), t_lo = bits64(top - 127);
+  const double hi = std::ldexp(double(t_hi >> 11), top - 52 - f);
+  const uint64_t rest = ((t_hi & 0x7ff) << 53) | (t_lo >> 11);  // 64 of the 75 bits after hi's 53
+  const double lo = std::ldexp(double(rest), top - 116 - f);
+  DD fr = dd::fast_two_sum(hi, lo);
+  if (negative) fr = dd::neg(fr);
+  *r = dd::mul(fr, T.pio2_dd);
+  *q = quadrant & 3;
+  if (x < 0) {
+    *r = dd::neg(*r);
+    *q = (4 - *q) & 3;
+  }
+  return true;
+}
+
 // sin(r) and cos(r) for |r| <= pi/4 + 2^-30. r = a + t with a = j/64 exact
 // (j = round(64|r|) <= 51) and |t| <= 1/128 (r.hi - a is exact by Sterbenz).
 //  - sin t = t * sum_{i<6} (-t^2)^i/(2i+1)!: truncation t^12/13! < 2^-116;
@@ -49,8 +120,9 @@ bool reduce(double x, DD* r, int* q) {
 //    tan a >= 2 tan|t|, so the terms' magnitudes add up to at most 3 |sin r|
 //    (1.03 |cos r| for cos): sin within 3 * 30u^2 + 3u^2 = 93u^2, cos within
 //    34u^2.
-// With r's own error (relative 9u^2 + 2^-142, which sin and cos do not
-// magnify for |r| <= pi/4 + 2^-30) the total is < 103u^2 < 2^-99.3.
+// With r's own error (relative 9u^2 + 2^-142 from reduce, 11.1u^2 + 2^-136
+// from reduce_large, which sin and cos do not magnify for |r| <= pi/4 +
+// 2^-30) the total is < 105u^2 < 2^-99.2.
 void sincos_kernel(DD r, DD* s, DD* c) {
   const Tables& T = tables();
   const bool neg = r.hi < 0;
@@ -78,10 +150,9 @@ constexpr double kTrigErr = 0x1p-96;
 // sin x for x != 0 finite, from the quadrant: sin, cos, -sin, -cos of r;
 // cos x: cos, -sin, -cos, sin.
 bool sincos_fast(double x, bool want_cos, double* out) {
-  if (std::fabs(x) >= 0x1p20) return false;
   DD r;
   int q;
-  if (!reduce(x, &r, &q)) return false;
+  if (!(std::fabs(x) < 0x1p20 ? reduce(x, &r, &q) : reduce_large(x, &r, &q))) return false;
   DD s, c;
   sincos_kernel(r, &s, &c);
   if (want_cos) q = (q + 1) & 3;
