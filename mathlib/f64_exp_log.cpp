@@ -146,7 +146,7 @@ namespace {
 // Specials shared by log, log2, log10 (C23 F.10.3): log(1) = +0 exactly.
 bool log_special(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
-  if (x < 0) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+  if (x < 0) return *out = invalid_nan(), true;
   if (x == 0) return *out = -HUGE_VAL, true;
   if (std::isinf(x)) return *out = x, true;
   if (x == 1) return *out = 0.0, true;
@@ -179,7 +179,7 @@ bool log10_fast(double x, double* out) {
 // expm1), so the result is x.
 bool log1p_fast(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
-  if (x < -1) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+  if (x < -1) return *out = invalid_nan(), true;
   if (x == -1) return *out = -HUGE_VAL, true;
   if (std::isinf(x)) return *out = x, true;
   if (std::fabs(x) < 0x1p-54) return *out = x, true;
@@ -214,7 +214,7 @@ bool pow_special(double x, double y, double* out) {
     if (y < 0) return *out = y_odd ? -0.0 : 0.0, true;
     return *out = y_odd ? -HUGE_VAL : HUGE_VAL, true;
   }
-  if (x < 0 && y != std::trunc(y)) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+  if (x < 0 && y != std::trunc(y)) return *out = invalid_nan(), true;
   return false;
 }
 

@@ -29,6 +29,12 @@ extern Fault g_fault;
 // of its hi part (2^-55 relative per unit: beyond it); 0 restores it.
 void perturb_exp_coefficient(int ulps, bool hi_part);
 
+// The NaN of an invalid operation (log(-1), sin(inf), pow(-2, 0.5)): the
+// x86 default NaN (sign set, quiet, zero payload), the bits glibc and MPFR
+// return. A NaN input is returned quieted with its payload (x + x), as glibc
+// does.
+inline double invalid_nan() { return -std::numeric_limits<double>::quiet_NaN(); }
+
 // 2^e as a double, e in [-1022, 1023].
 inline double exp2i(int e) {
   const uint64_t bits = uint64_t(e + 1023) << 52;

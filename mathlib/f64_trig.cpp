@@ -166,7 +166,7 @@ bool sincos_fast(double x, bool want_cos, double* out) {
 // e <= -26, below half an ulp on either side of x: the result is x.
 bool sin_fast(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
-  if (std::isinf(x)) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+  if (std::isinf(x)) return *out = invalid_nan(), true;
   if (std::fabs(x) < 0x1p-26) return *out = x, true;
   return sincos_fast(x, false, out);
 }
@@ -175,7 +175,7 @@ bool sin_fast(double x, double* out) {
 // of the doubles just under 1: the result is 1.
 bool cos_fast(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
-  if (std::isinf(x)) return *out = std::numeric_limits<double>::quiet_NaN(), true;
+  if (std::isinf(x)) return *out = invalid_nan(), true;
   if (std::fabs(x) < 0x1p-27) return *out = 1.0, true;
   return sincos_fast(x, true, out);
 }

@@ -224,6 +224,23 @@ TEST_CASE("f64: exact cases are exact", "[mathlib][f64]") {
   CHECK(std::isnan(eval_f64(Fn::Pow, -2.0, 0.5)));
 }
 
+TEST_CASE("f64: NaN bits: input payloads kept (quieted), invalid operations give the default NaN", "[mathlib][f64]") {
+  const double quiet = from_bits(0x7ff8000000001234), signaling = from_bits(0xfff0000000000042);
+  for (Fn f : kUnary) {
+    INFO(fn_name(f));
+    CHECK(bits(eval_f64(f, quiet)) == 0x7ff8000000001234);
+    CHECK(bits(eval_f64(f, signaling)) == 0xfff8000000000042);
+  }
+  CHECK(bits(eval_f64(Fn::Pow, quiet, 1.5)) == 0x7ff8000000001234);
+  const uint64_t invalid = bits(mpfr_f64(Fn::Log, -1.0));
+  CHECK(invalid == 0xfff8000000000000);
+  CHECK(bits(eval_f64(Fn::Log, -1.0)) == invalid);
+  CHECK(bits(eval_f64(Fn::Log1p, -2.0)) == invalid);
+  CHECK(bits(eval_f64(Fn::Sin, kInf)) == invalid);
+  CHECK(bits(eval_f64(Fn::Cos, -kInf)) == invalid);
+  CHECK(bits(eval_f64(Fn::Pow, -2.0, 0.5)) == invalid);
+}
+
 TEST_CASE("f64: published hard-to-round cases match MPFR", "[mathlib][f64]") {
   for (Fn f : kUnary) {
     INFO(fn_name(f));
