@@ -23,7 +23,7 @@ bool round_scaled(const Scaled& s, bool normal, double rel, double* out) {
 
 // exp_core. x = k ln2/64 + r, k = round(x.hi * 64/ln2), j = k mod 64,
 // m = floor(k/64): exp(x) = 2^m * 2^(j/64) * exp(r).
-//  - Reduction: |k| <= 745.2*64/ln2 < 2^16.1. k*l64[0] and k*l64[1] are exact
+//  - Reduction: |k| <= 746*64/ln2 < 2^16.1. k*l64[0] and k*l64[1] are exact
 //    (36-bit pieces); x.hi - k*l64[0] is exact (both are multiples of
 //    min(ulp(x.hi), 2^-42) and the difference is below 2^-7 while
 //    |x.hi| >= 2^-8 whenever k != 0); the two_sum is exact. What is left:

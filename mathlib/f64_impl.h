@@ -107,7 +107,7 @@ inline bool round_subnormal(dd::DD y, int m, double rel, double* out) {
 // u * 2^m for m in [-1022, 1024], exact when the result is normal.
 inline double scale(double u, int m) { return m > 1023 ? u * exp2i(m - 1) * 2.0 : u * exp2i(m); }
 
-// exp(x.hi + x.lo) = 2^m * y, |x.hi| <= 745.2, |x.lo| <= 2^-43: relative
+// exp(x.hi + x.lo) = 2^m * y, |x.hi| <= 746, |x.lo| <= 2^-43: relative
 // error of y at most 2^-100 (derivation in f64_exp_log.cpp).
 struct Scaled {
   dd::DD y;
