@@ -1,6 +1,7 @@
 // binary64 correctly rounded functions (issue 17): per function, on 10^6
-// random inputs of two distributions ("range": uniform over the function's
-// useful range; "bits": arbitrary bit patterns, every exponent), the fallback
+// random inputs of three distributions ("range": uniform over the function's
+// useful range; "bits": arbitrary bit patterns, every exponent; "edges":
+// next to the places where the fast paths cancel or switch method), the fallback
 // rate of eval_f64_n, its time per element against mpfr_f64 and the host
 // libm, the number of results where the host libm differs from the correctly
 // rounded one, and a check that eval_f64_n agrees with MPFR on every input.
@@ -51,14 +52,54 @@ double range_of(Fn f) {
   }
 }
 
-void inputs(Fn f, bool bits, size_t n, std::vector<double>& xs, std::vector<double>& ys) {
+enum class Dist { Range, Bits, Edges };
+
+// Edges: sin/cos within a few ulps of k pi/2 (k up to 10^15); the logs near
+// 1, sqrt(2) and the table's bucket boundaries; pow with x near 1 and large
+// y, or results near overflow and underflow; the others near the thresholds
+// of their branches (relative perturbations from 2^-1 to 2^-50).
+double edge(Fn f, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double tiny = (u(rng) - 0.5) * std::ldexp(1.0, -int(u(rng) * 50));
+  switch (f) {
+    case Fn::Sin:
+    case Fn::Cos: {
+      double x = std::floor(u(rng) * (u(rng) < 0.5 ? 1e6 : 1e15)) * 1.5707963267948966;
+      for (int i = int(u(rng) * 5); i > 0; --i) x = std::nextafter(x, u(rng) < 0.5 ? -HUGE_VAL : HUGE_VAL);
+      return x;
+    }
+    case Fn::Log: case Fn::Log2: case Fn::Log10: case Fn::Log1p: {
+      const double b[] = {1.0, 1.4142135623730951, (90 + std::floor(u(rng) * 92) + 0.5) / 128};
+      const double x = b[int(u(rng) * 3)] * (1 + tiny);
+      return f == Fn::Log1p ? x - 1 : x;
+    }
+    case Fn::Exp: case Fn::Expm1: case Fn::Tanh: case Fn::Erf: {
+      const double b[] = {0x1p-5, 0x1p-54, 40, 0x1p-27, 20, 6, 0x1p-26, 0x1p-900, 0x1p-1022, 708.3, 0.5, 709.78};
+      return b[int(u(rng) * 12)] * (1 + tiny) * (u(rng) < 0.5 ? -1 : 1);
+    }
+    case Fn::Pow: return 0;  // pairs: see inputs()
+  }
+  return 0;
+}
+
+void inputs(Fn f, Dist dist, size_t n, std::vector<double>& xs, std::vector<double>& ys) {
   std::mt19937_64 rng(42 + int(f));
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   xs.resize(n);
   ys.resize(n);
   for (size_t i = 0; i < n; ++i) {
     double x, y = 0;
-    if (bits) {
+    if (dist == Dist::Edges && f == Fn::Pow) {
+      if (i % 2) {
+        x = 1 + unit(rng) * std::ldexp(1.0, -int(std::fabs(unit(rng)) * 52));
+        y = unit(rng) * std::ldexp(1.0, int(std::fabs(unit(rng)) * 60));
+      } else {
+        x = std::fabs(unit(rng)) * 2;
+        y = (unit(rng) < 0 ? 1 : -1) * (700 + std::fabs(unit(rng)) * 50) / std::log(x);
+      }
+    } else if (dist == Dist::Edges) {
+      x = edge(f, rng);
+    } else if (dist == Dist::Bits) {
       const uint64_t b = rng();
       std::memcpy(&x, &b, sizeof x);
       if (f == Fn::Pow) y = unit(rng) * 64;
@@ -86,8 +127,8 @@ int main(int argc, char** argv) {
   std::vector<double> xs, ys, cr(n), ref(n), lm(n);
   for (int fi = 0; fi < stax::math::kNumFns; ++fi) {
     const Fn f = Fn(fi);
-    for (bool bits : {false, true}) {
-      inputs(f, bits, n, xs, ys);
+    for (Dist dist : {Dist::Range, Dist::Bits, Dist::Edges}) {
+      inputs(f, dist, n, xs, ys);
       const double* yp = f == Fn::Pow ? ys.data() : nullptr;
       stax::math::reset_fallback_counts();
       double t0 = now();
@@ -106,7 +147,7 @@ int main(int argc, char** argv) {
         wrong += !same(cr[i], ref[i]);
       }
       std::printf("%-6s %-5s %10.4f %9.1f %9.1f %9.1f %10zu %8zu\n", std::string(stax::math::fn_name(f)).c_str(),
-                  bits ? "bits" : "range", 100.0 * double(fb) / double(n), 1e9 * t_cr / double(n),
+                  dist == Dist::Range ? "range" : dist == Dist::Bits ? "bits" : "edges", 100.0 * double(fb) / double(n), 1e9 * t_cr / double(n),
                   1e9 * t_mpfr / double(n), 1e9 * t_libm / double(n), diff, wrong);
       std::fflush(stdout);
     }
