@@ -121,7 +121,7 @@ inline constexpr double kExpCoreErr = 0x1p-100;
 dd::DD log_core(dd::DD x);
 inline constexpr double kLogCoreErr = 0x1p-96;
 
-// expm1(x) for 2^-54 <= |x| <= 709.78: relative error at most 2^-94.
+// expm1(x) for 2^-54 <= |x| <= 709.7827: relative error at most 2^-94.
 dd::DD expm1_dd(double x);
 inline constexpr double kExpm1Err = 0x1p-94;
 
