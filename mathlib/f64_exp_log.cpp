@@ -56,8 +56,16 @@ Scaled exp_core(DD x) {
 // result is u * 2^m; scaling by 2^m commutes with rounding because every
 // candidate is normal. Subnormal results (x < -708.3): round_subnormal. The
 // band next to overflow, (709.7827, 709.7828], goes to the slow path.
+// |x| <= 2^-53 is decided without evaluation, because 1 - 2^-54 (the
+// midpoint below 1) is within reach: exp(x) = 1 + x + x^2/2 + ..., with
+// x^2/2 <= 2^-107. For -2^-54 <= x < 2^-53 it lies in (1 - 2^-54, 1 + 2^-53)
+// (x = -2^-54 gives 1 - 2^-54 + 2^-109 - ...): the result is 1. For
+// -2^-53 <= x < -2^-54 (so x <= -2^-54 - 2^-106), it lies in
+// (1 - 2^-53 - 2^-54, 1 - 2^-54 - 2^-106 + 2^-107): 1 - 2^-53.
 bool exp_fast(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
+  if (x >= -0x1p-54 && x < 0x1p-53) return *out = 1.0, true;
+  if (x >= -0x1p-53 && x < -0x1p-54) return *out = 0x1.fffffffffffffp-1, true;
   if (x > 709.7828) return *out = HUGE_VAL, true;
   if (x < -745.2) return *out = 0.0, true;
   if (!(x <= 709.7827)) return false;
