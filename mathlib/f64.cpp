@@ -1,16 +1,60 @@
-// Placeholder until the fast path lands: every call takes the slow path
-// (MPFR), which is correctly rounded, and is counted as a fallback.
+// binary64 entry points: the fast paths of f64_exp_log.cpp and f64_trig.cpp,
+// with MPFR (counted as a fallback) wherever a fast path declines.
+#include <vector>
+
 #include "mathlib/crmath.h"
+#include "mathlib/f64_impl.h"
 
 namespace stax::math {
 
+namespace f64 {
+Fault g_fault;
+}  // namespace f64
+
+namespace {
+
+bool fast(Fn f, double x, double y, double* out) {
+  switch (f) {
+    case Fn::Exp: return f64::exp_fast(x, out);
+    case Fn::Expm1: return f64::expm1_fast(x, out);
+    case Fn::Log: return f64::log_fast(x, out);
+    case Fn::Log2: return f64::log2_fast(x, out);
+    case Fn::Log10: return f64::log10_fast(x, out);
+    case Fn::Log1p: return f64::log1p_fast(x, out);
+    case Fn::Tanh: return f64::tanh_fast(x, out);
+    case Fn::Erf: return f64::erf_fast(x, out);
+    case Fn::Sin: return f64::sin_fast(x, out);
+    case Fn::Cos: return f64::cos_fast(x, out);
+    case Fn::Pow: return f64::pow_fast(x, y, out);
+  }
+  return false;
+}
+
+}  // namespace
+
 double eval_f64(Fn f, double x, double y) {
+  double r;
+  if (fast(f, x, y, &r)) return r;
   note_fallback(f, Width::F64);
   return mpfr_f64(f, x, y);
 }
 
+// Fast path over the block first; the elements it declines keep their inputs
+// aside (out may alias x or y) for the slow path.
 void eval_f64_n(Fn f, size_t n, double* out, const double* x, const double* y) {
-  for (size_t i = 0; i < n; ++i) out[i] = eval_f64(f, x[i], y ? y[i] : double(0));
+  struct Miss {
+    size_t i;
+    double x, y;
+  };
+  std::vector<Miss> misses;
+  for (size_t i = 0; i < n; ++i) {
+    const double xi = x[i], yi = y ? y[i] : 0.0;
+    if (!fast(f, xi, yi, &out[i])) misses.push_back({i, xi, yi});
+  }
+  for (const Miss& m : misses) {
+    note_fallback(f, Width::F64);
+    out[m.i] = mpfr_f64(f, m.x, m.y);
+  }
 }
 
 }  // namespace stax::math
