@@ -267,6 +267,42 @@ inline Cand k_trig(float x, const Tables& T, double pert) {
   return c;
 }
 
+/// sin or cos for 2^20 < |x| < 2^128 (finite), by Payne-Hanek, scalar:
+/// |x| = m 2^e (m < 2^24 an integer, e >= -3). In x 2/pi mod 4 the bits of
+/// 2/pi of weight 2^-j with j <= e - 2 contribute multiples of 4; the next
+/// 128 bits, w (j = e-1 .. e+126), give x 2/pi = m w 2^-126 + tail mod 4,
+/// tail < m 2^e 2^-(e+126) < 2^-102. m w mod 2^128 is exact in 128-bit
+/// integers; k = its nearest multiple of 2^126, rf = the rest, |rf| <= 2^125;
+/// r = rf 2^-126 pi/2: relative 3u (conversion, constant, product),
+/// absolute 2^-101 from the tail. Through sin/cos as in k_trig: relative
+/// 42u < kErrTrig, absolute < 2^-100.
+inline constexpr double kErrTrigBigAbs = 0x1p-100;
+
+inline uint64_t two_over_pi_window(const Tables& T, unsigned t) {
+  unsigned w = t / 64, b = t % 64;
+  return b ? (T.two_over_pi_bits[w] << b) | (T.two_over_pi_bits[w + 1] >> (64 - b)) : T.two_over_pi_bits[w];
+}
+
+template <bool kCos>
+inline Cand k_trig_big(float x, const Tables& T) {
+  using u128 = unsigned __int128;
+  uint32_t b = std::bit_cast<uint32_t>(x) & 0x7fffffffu;
+  uint64_t m = (b & 0x7fffffu) | 0x800000u;  // |x| > 2^20 is normal
+  int e = int(b >> 23) - 150;                 // |x| = m 2^e
+  unsigned t0 = unsigned(e - 1 + 6);          // table position of j = e - 1
+  u128 p = (u128(m) * two_over_pi_window(T, t0) << 64) + u128(m) * two_over_pi_window(T, t0 + 64);
+  u128 k = (p + (u128(1) << 125)) >> 126;
+  __int128 rf = __int128(p - (k << 126));
+  double r = double(rf) * 0x1p-126 * T.pio2;
+  double r2 = r * r;
+  double sn = r * horner(T.sin_c, r2), cs = horner(T.cos_c, r2);
+  unsigned q = unsigned(k & 3) + (kCos ? 1 : 0);
+  double v = (q & 1) ? cs : sn;
+  v = (q & 2) ? -v : v;
+  if (!kCos && x < 0) v = -v;  // sin(-x) = -sin x; cos is even
+  return round_test(v, kErrTrig, kErrTrigBigAbs);
+}
+
 // ---- pow ------------------------------------------------------------------
 // Regular inputs only: x, y finite and non-zero, x > 0 or y an integer (the
 // rest, Annex F's table, goes to the slow path). pow = +-2^t,
@@ -294,8 +330,11 @@ inline Cand k_pow(float x, float y, const Tables& T, double pert) {
   // |y| < 2^24 (larger floats are even), moved to the sign bit.
   uint64_t flip = (xd < 0.0 && ay < 0x1p24) ? std::bit_cast<uint64_t>(ys) << 63 : 0;
   double res = std::bit_cast<double>(std::bit_cast<uint64_t>(v) ^ flip) * pert;
-  // A NaN fails the rounding test: the irregular inputs take the slow path.
-  return round_test(regular ? res : NAN, kErrPow);
+  // A NaN fails the rounding test: the irregular inputs take the slow path,
+  // except x < 0 finite with y finite and not an integer: NaN, decided here.
+  Cand c = round_test(regular ? res : NAN, kErrPow);
+  bool neg_nonint = xd < 0.0 && ax < INFINITY && ay < INFINITY && !y_int;
+  return neg_nonint ? Cand{NAN, false} : c;
 }
 
 }  // namespace stax::math::f32
