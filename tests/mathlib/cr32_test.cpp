@@ -118,6 +118,37 @@ TEST_CASE("every unary binary32 function is correctly rounded (MPFR, bit for bit
   }
 }
 
+TEST_CASE("the hardest-to-round inputs found by mathlib/tools/hard_cases_f32.cpp") {
+  // The three inputs of each function whose exact value lies closest to a
+  // midpoint between two floats (margins 2^-25.3 .. 2^-18.8 ulp) among
+  // 2^21 random inputs with |x| in [2^-8, 2^8): the rounding test must
+  // refuse them or decide them right.
+  struct Hard {
+    Fn f;
+    uint32_t x[3];
+  };
+  const Hard hard[] = {
+      {Fn::Exp, {0xc13d6631u, 0xbef903f8u, 0x3f95f6b1u}},
+      {Fn::Expm1, {0x3be2927eu, 0x3f95f6b1u, 0xc11907b7u}},
+      {Fn::Log, {0x435da06au, 0x3f04cbfcu, 0x3dec1c1fu}},
+      {Fn::Log2, {0x3eba8debu, 0x42254db6u, 0x41f2bd9bu}},
+      {Fn::Log10, {0x3bafc0f5u, 0x3fd6ebe0u, 0x43449e45u}},
+      {Fn::Log1p, {0x3dab5d4bu, 0x3e63afa5u, 0x4030c4bcu}},
+      {Fn::Tanh, {0xbbaeb689u, 0xbf97367cu, 0xbef5b460u}},
+      {Fn::Erf, {0xbfb2306au, 0xbe62efa2u, 0xbc830012u}},
+      {Fn::Sin, {0xbf86b3d2u, 0xbf27eb40u, 0x3bf4662cu}},
+      {Fn::Cos, {0x3f0333dfu, 0xbe710be1u, 0x3f89eb01u}},
+  };
+  for (const Hard& h : hard)
+    for (uint32_t b : h.x) {
+      INFO(m::fn_name(h.f) << " 0x" << std::hex << b);
+      float x = bits(b), v;
+      m::eval_f32_n(h.f, 1, &v, &x);
+      CHECK(bits_of(m::eval_f32(h.f, x)) == bits_of(m::mpfr_f32(h.f, x)));
+      CHECK(bits_of(v) == bits_of(m::mpfr_f32(h.f, x)));
+    }
+}
+
 TEST_CASE("pow is correctly rounded, Annex F's special values included") {
   std::vector<float> xs, ys;
   pow_inputs(xs, ys);
