@@ -3,6 +3,7 @@
 // Annex F and on the thresholds; the vector path against the scalar one; a
 // deliberately wrong fast path caught; the fallback counter.
 #include <catch2/catch.hpp>
+#include <mpfr.h>
 
 #include <bit>
 #include <cmath>
@@ -234,4 +235,30 @@ TEST_CASE("the fallback counter counts the slow path, and only it") {
 TEST_CASE("the log reduction stays within the polynomial's range") {
   // f32_kernels.h's log bound assumes |r| <= 2^-8 + 2^-14.
   CHECK(stax::math::f32::tables().log_max_r <= 0x1p-8 + 0x1p-14);
+}
+
+TEST_CASE("erf's series: the omitted terms stay below 2^-55 of the sum") {
+  // f32_kernels.h keeps 61 terms of sum 2^n t^n/(2n+1)!! for t = x^2 <= 16.
+  // All terms are positive and the tail's share grows with t, so t = 16
+  // is the worst case; the sum to 400 terms stands in for the series
+  // (the terms beyond fall below 2^-400 of it).
+  auto tail_share = [](int kept) {
+    mpfr_t term, head, all;
+    mpfr_inits2(256, term, head, all, static_cast<mpfr_ptr>(nullptr));
+    mpfr_set_ui(term, 1, MPFR_RNDN);
+    mpfr_set_ui(all, 0, MPFR_RNDN);
+    for (int n = 0; n < 400; ++n) {
+      if (n == kept) mpfr_set(head, all, MPFR_RNDN);
+      mpfr_add(all, all, term, MPFR_RNDN);
+      mpfr_mul_ui(term, term, 2 * 16, MPFR_RNDN);
+      mpfr_div_ui(term, term, unsigned(2 * n + 3), MPFR_RNDN);
+    }
+    mpfr_sub(head, all, head, MPFR_RNDN);
+    mpfr_div(head, head, all, MPFR_RNDN);
+    double share = mpfr_get_d(head, MPFR_RNDU);
+    mpfr_clears(term, head, all, static_cast<mpfr_ptr>(nullptr));
+    return share;
+  };
+  CHECK(tail_share(stax::math::f32::kErfTerms) < 0x1p-55);
+  CHECK(tail_share(45) > 0x1p-55);  // too few terms: the check notices
 }
