@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
@@ -80,15 +81,19 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
 }
 
 /// An element whose fast path failed: sin and cos of 2^20 < |x| < inf try
-/// the Payne-Hanek reduction first; then MPFR, counted. pow's NaN inputs
-/// (other than pow(NaN, 0) and pow(1, NaN), both 1) return the NaN operand
-/// quieted, the first one first, as the host libm does (x + y on x86);
-/// MPFR's NaN has no payload.
+/// the Payne-Hanek reduction first; then MPFR, counted. Two cases of pow's
+/// special table are decided here, not counted: a finite x < 0 with a
+/// finite non-integer y gives NaN; NaN inputs (other than pow(NaN, 0) and
+/// pow(1, NaN), both 1) return the NaN operand quieted, the first one
+/// first, as the host libm does (x + y on x86), where MPFR's NaN has no
+/// payload.
 float resolve(Fn f, float x, float y, const Tables& T) {
   if ((f == Fn::Sin || f == Fn::Cos) && std::fabs(x) > f32::kTrigMax && std::isfinite(x)) {
     Cand c = f == Fn::Sin ? f32::k_trig_big<false>(x, T) : f32::k_trig_big<true>(x, T);
     if (!c.slow) return c.out;
   }
+  if (f == Fn::Pow && x < 0.0f && std::isfinite(x) && std::isfinite(y) && std::trunc(y) != y)
+    return std::numeric_limits<float>::quiet_NaN();
   if (f == Fn::Pow && x != 1.0f && y != 0.0f && (std::isnan(x) || std::isnan(y))) return x + y;
   note_fallback(f, Width::F32);
   return mpfr_f32(f, x, y);

@@ -316,25 +316,28 @@ inline Cand k_trig_big(float x, const Tables& T) {
 inline constexpr double kErrPow = 0x1p-39;
 
 inline Cand k_pow(float x, float y, const Tables& T, double pert) {
-  double xd = x, yd = y, ay = std::fabs(yd);
-  double ys = ay + kMagic;
-  bool y_int = ay >= 0x1p23 || (ys - kMagic) == ay;
-  // Every test on doubles: mixing float and double masks stops GCC's vectoriser.
-  double ax = std::fabs(xd);
-  bool regular = ax < INFINITY && ax != 0.0 && ay < INFINITY && ay != 0.0 && (xd > 0.0 || y_int);
-  LogParts l = log_parts(regular ? ax : 1.0, T);
+  // Every test is on double lanes and uses & and |: GCC's vectoriser gives
+  // up on branches, on masks of mixed widths, and on its own rewrite of
+  // isfinite into unsigned 64-bit compares (AVX2 has none); a - a is 0
+  // exactly when a is finite.
+  double xd = x, yd = y, ax = std::fabs(xd), ay = std::fabs(yd);
+  bool y_int = (ay >= 0x1p23) | ((ay + kMagic) - kMagic == ay);
+  bool regular = (ax != 0.0) & (ax - ax == 0.0) & (ay != 0.0) & (ay - ay == 0.0) & ((xd > 0.0) | y_int);
+  // For an irregular x the parts are garbage (every table index is masked
+  // into range) and the result is replaced below.
+  LogParts l = log_parts(ax, T);
   double f = (l.t + l.p) * T.inv_ln2;
   double t = clamp(yd * l.k + yd * f, -152.0, 130.0);
   double v = exp_core(t * T.ln2, T);
-  // x < 0 (so y is an integer): the sign is y's parity, bit 0 of ys when
-  // |y| < 2^24 (larger floats are even), moved to the sign bit.
-  uint64_t flip = (xd < 0.0 && ay < 0x1p24) ? std::bit_cast<uint64_t>(ys) << 63 : 0;
-  double res = std::bit_cast<double>(std::bit_cast<uint64_t>(v) ^ flip) * pert;
-  // A NaN fails the rounding test: the irregular inputs take the slow path,
-  // except x < 0 finite with y finite and not an integer: NaN, decided here.
-  Cand c = round_test(regular ? res : NAN, kErrPow);
-  bool neg_nonint = xd < 0.0 && ax < INFINITY && ay < INFINITY && !y_int;
-  return neg_nonint ? Cand{NAN, false} : c;
+  // x < 0 (so y is an integer): the sign is y's parity. |y|/2 is exact; it
+  // is not an integer (rounding it moves it) exactly when y is odd; floats
+  // of 2^24 and more are even.
+  double half = ay * 0.5;
+  bool y_odd = (ay < 0x1p24) & ((half + kMagic) - kMagic != half);
+  double res = (((xd < 0.0) & y_odd) ? -v : v) * pert;
+  // A NaN fails the rounding test: the irregular inputs go to resolve()
+  // in f32.cpp (Annex F's table).
+  return round_test(regular ? res : NAN, kErrPow);
 }
 
 }  // namespace stax::math::f32
