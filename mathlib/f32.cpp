@@ -1,6 +1,7 @@
 // Correctly rounded binary32 functions (crmath.h): the fast paths of
-// f32_kernels.h over blocks, then MPFR for the elements whose rounding test
-// failed. The block loops are branch-free so GCC vectorises them; each is
+// f32_kernels.h over blocks, then, for the elements whose rounding test
+// failed, a scalar resolve step (Payne-Hanek for sin/cos beyond 2^20, pow's
+// NaN cases) and MPFR for the rest. The block loops are branch-free so GCC vectorises them; each is
 // compiled twice (AVX2 and the baseline) and picked at load time. Which
 // clone runs changes no bit: both compute the same binary64 operations
 // (-ffp-contract=off forbids FMA contraction), and the result is the
