@@ -1,16 +1,133 @@
-// Placeholder until the fast path lands: every call takes the slow path
-// (MPFR), which is correctly rounded, and is counted as a fallback.
+// Correctly rounded binary32 functions (crmath.h): the fast paths of
+// f32_kernels.h over blocks, then, for the elements whose rounding test
+// failed, a scalar resolve step (Payne-Hanek for sin/cos beyond 2^20, pow's
+// NaN cases) and MPFR for the rest. The block loops are branch-free so GCC vectorises them; each is
+// compiled twice (AVX2 and the baseline) and picked at load time. Which
+// clone runs changes no bit: both compute the same binary64 operations
+// (-ffp-contract=off forbids FMA contraction), and the result is the
+// correctly rounded value either way.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
 #include "mathlib/crmath.h"
+#include "mathlib/f32_kernels.h"
+#include "mathlib/f32_testing.h"
 
 namespace stax::math {
 
-float eval_f32(Fn f, float x, float y) {
+namespace {
+
+using f32::Cand;
+using f32::Tables;
+
+/// Per-function factor on the fast path's result: exactly 1 except under
+/// the test hook (multiplying by 1 changes no bit).
+std::array<double, kNumFns> g_pert = [] {
+  std::array<double, kNumFns> a{};
+  a.fill(1.0);
+  return a;
+}();
+
+using BlockFn = void (*)(size_t n, float* __restrict out, uint32_t* __restrict slow, const float* __restrict x,
+                         const float* __restrict y, const Tables& T, double pert);
+
+// One block loop per function: out[i], slow[i] = kernel(x[i] (, y[i])).
+#define STAX_F32_BLOCK(name, call)                                                                        \
+  __attribute__((target_clones("avx2", "default"))) void name(                                           \
+      size_t n, float* __restrict out, uint32_t* __restrict slow, const float* __restrict x,              \
+      [[maybe_unused]] const float* __restrict y, const Tables& T, double pert) {                         \
+    for (size_t i = 0; i < n; ++i) {                                                                      \
+      Cand c = call;                                                                                      \
+      out[i] = c.out;                                                                                     \
+      slow[i] = c.slow;                                                                                   \
+    }                                                                                                     \
+  }
+
+STAX_F32_BLOCK(block_exp, f32::k_exp(x[i], T, pert))
+STAX_F32_BLOCK(block_expm1, f32::k_expm1(x[i], T, pert))
+STAX_F32_BLOCK(block_log, f32::k_log(x[i], T, pert))
+STAX_F32_BLOCK(block_log2, f32::k_log2(x[i], T, pert))
+STAX_F32_BLOCK(block_log10, f32::k_log10(x[i], T, pert))
+STAX_F32_BLOCK(block_log1p, f32::k_log1p(x[i], T, pert))
+STAX_F32_BLOCK(block_tanh, f32::k_tanh(x[i], T, pert))
+STAX_F32_BLOCK(block_erf, f32::k_erf(x[i], T, pert))
+STAX_F32_BLOCK(block_sin, f32::k_trig<false>(x[i], T, pert))
+STAX_F32_BLOCK(block_cos, f32::k_trig<true>(x[i], T, pert))
+STAX_F32_BLOCK(block_pow, f32::k_pow(x[i], y[i], T, pert))
+#undef STAX_F32_BLOCK
+
+constexpr std::array<BlockFn, kNumFns> kBlocks = {block_exp,  block_expm1, block_log, block_log2,
+                                                  block_log10, block_log1p, block_tanh, block_erf,
+                                                  block_sin,  block_cos,   block_pow};
+
+/// One element through the same kernel as the block loops (so eval_f32 and
+/// eval_f32_n agree bit for bit; both are correctly rounded anyway).
+Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
+  switch (f) {
+    case Fn::Exp: return f32::k_exp(x, T, pert);
+    case Fn::Expm1: return f32::k_expm1(x, T, pert);
+    case Fn::Log: return f32::k_log(x, T, pert);
+    case Fn::Log2: return f32::k_log2(x, T, pert);
+    case Fn::Log10: return f32::k_log10(x, T, pert);
+    case Fn::Log1p: return f32::k_log1p(x, T, pert);
+    case Fn::Tanh: return f32::k_tanh(x, T, pert);
+    case Fn::Erf: return f32::k_erf(x, T, pert);
+    case Fn::Sin: return f32::k_trig<false>(x, T, pert);
+    case Fn::Cos: return f32::k_trig<true>(x, T, pert);
+    case Fn::Pow: return f32::k_pow(x, y, T, pert);
+  }
+  return {0.0f, true};
+}
+
+/// An element whose fast path failed: sin and cos of 2^20 < |x| < inf try
+/// the Payne-Hanek reduction first; then MPFR, counted. Two cases of pow's
+/// special table are decided here, not counted: a finite x < 0 with a
+/// finite non-integer y gives NaN; NaN inputs (other than pow(NaN, 0) and
+/// pow(1, NaN), both 1) return the NaN operand quieted, the first one
+/// first, as the host libm does (x + y on x86), where MPFR's NaN has no
+/// payload.
+float resolve(Fn f, float x, float y, const Tables& T) {
+  if ((f == Fn::Sin || f == Fn::Cos) && std::fabs(x) > f32::kTrigMax && std::isfinite(x)) {
+    Cand c = f == Fn::Sin ? f32::k_trig_big<false>(x, T) : f32::k_trig_big<true>(x, T);
+    if (!c.slow) return c.out;
+  }
+  if (f == Fn::Pow && x < 0.0f && std::isfinite(x) && std::isfinite(y) && std::trunc(y) != y)
+    return std::numeric_limits<float>::quiet_NaN();
+  if (f == Fn::Pow && x != 1.0f && y != 0.0f && (std::isnan(x) || std::isnan(y))) return x + y;
   note_fallback(f, Width::F32);
   return mpfr_f32(f, x, y);
 }
 
+constexpr size_t kChunk = 512;
+
+}  // namespace
+
 void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
-  for (size_t i = 0; i < n; ++i) out[i] = eval_f32(f, x[i], y ? y[i] : float(0));
+  const Tables& T = f32::tables();
+  const BlockFn block = kBlocks[size_t(f)];
+  const double pert = g_pert[size_t(f)];
+  float xs[kChunk], ys[kChunk];
+  uint32_t slow[kChunk];
+  for (size_t base = 0; base < n; base += kChunk) {
+    const size_t m = std::min(kChunk, n - base);
+    // Copies: `out` may alias x or y, and the slow path needs the inputs.
+    std::copy_n(x + base, m, xs);
+    if (y) std::copy_n(y + base, m, ys);
+    else std::fill_n(ys, m, 0.0f);
+    block(m, out + base, slow, xs, ys, T, pert);
+    for (size_t i = 0; i < m; ++i)
+      if (slow[i]) out[base + i] = resolve(f, xs[i], ys[i], T);
+  }
 }
+
+float eval_f32(Fn f, float x, float y) {
+  const Tables& T = f32::tables();
+  Cand c = kernel(f, x, y, T, g_pert[size_t(f)]);
+  return c.slow ? resolve(f, x, y, T) : c.out;
+}
+
+void testing::set_f32_perturbation(Fn f, double rel) { g_pert[size_t(f)] = 1.0 + rel; }
 
 }  // namespace stax::math
