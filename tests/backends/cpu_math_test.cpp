@@ -139,6 +139,18 @@ std::string variant_prefix(const Op& op, DType dt) {
   return "stax_cr_" + base + (dt == DType::F64 ? "" : "f") + "_v";
 }
 
+/// True when the IR calls one of op's vector variants (declarations alone
+/// do not count: they are in every module of the vector binding).
+bool calls_vector_variant(const std::string& ir, const Op& op, DType dt) {
+  std::string callee = "@" + variant_prefix(op, dt);
+  for (size_t at = ir.find(callee); at != std::string::npos; at = ir.find(callee, at + 1)) {
+    size_t line = ir.rfind('\n', at) + 1;
+    if (ir.compare(line, 7, "declare") != 0 && ir.substr(line, at - line).find("call ") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
 const DType kFloats[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
 
 }  // namespace
@@ -154,7 +166,7 @@ TEST_CASE("every transcendental op gives the correctly rounded bits on every dty
         // loop has no per-element runtime call (f16/bf16 conversions are).
         if (opt >= 2 && (dt == DType::F32 || dt == DType::F64)) {
           INFO(op.name << " " << dtype_name(dt) << " O" << opt << "\n" << r.ir);
-          CHECK(test::contains(r.ir, variant_prefix(op, dt)));
+          CHECK(calls_vector_variant(r.ir, op, dt));
         }
       }
 }
@@ -166,7 +178,7 @@ TEST_CASE("every transcendental op gives the correctly rounded bits on every dty
       for (int opt = 0; opt <= 3; ++opt) {
         Run r = check(op, dt, opt);
         CHECK(r.first_difference == "");
-        CHECK(!test::contains(r.ir, variant_prefix(op, dt)));
+        CHECK(!calls_vector_variant(r.ir, op, dt));
       }
 }
 
