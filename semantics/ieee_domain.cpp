@@ -17,6 +17,10 @@ T* col(IeeeDomain::Value v) {
 template <class T>
 void float_op(ScalarOp op, size_t n, T* __restrict o, const T* __restrict a, const T* __restrict b,
               const T* __restrict c) {
+  if (auto f = ieee::cr_fn(op)) {
+    ieee::cr_n(*f, n, o, a, b);  // transcendental: correctly rounded (mathlib/)
+    return;
+  }
   switch (op) {
     case ScalarOp::Add: for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i]; return;
     case ScalarOp::Sub: for (size_t i = 0; i < n; ++i) o[i] = a[i] - b[i]; return;
@@ -29,21 +33,15 @@ void float_op(ScalarOp op, size_t n, T* __restrict o, const T* __restrict a, con
     case ScalarOp::Relu: for (size_t i = 0; i < n; ++i) o[i] = ieee::maximum_branchless(a[i], T(0)); return;
     case ScalarOp::Maximum: for (size_t i = 0; i < n; ++i) o[i] = ieee::maximum_branchless(a[i], b[i]); return;
     case ScalarOp::Minimum: for (size_t i = 0; i < n; ++i) o[i] = ieee::minimum_branchless(a[i], b[i]); return;
-    case ScalarOp::Exp: for (size_t i = 0; i < n; ++i) o[i] = std::exp(a[i]); return;
-    case ScalarOp::Log: for (size_t i = 0; i < n; ++i) o[i] = std::log(a[i]); return;
-    case ScalarOp::Log2: for (size_t i = 0; i < n; ++i) o[i] = std::log2(a[i]); return;
-    case ScalarOp::Log10: for (size_t i = 0; i < n; ++i) o[i] = std::log10(a[i]); return;
-    case ScalarOp::Log1p: for (size_t i = 0; i < n; ++i) o[i] = std::log1p(a[i]); return;
-    case ScalarOp::Expm1: for (size_t i = 0; i < n; ++i) o[i] = std::expm1(a[i]); return;
-    case ScalarOp::Tanh: for (size_t i = 0; i < n; ++i) o[i] = std::tanh(a[i]); return;
-    case ScalarOp::Sigmoid: for (size_t i = 0; i < n; ++i) o[i] = ieee::sigmoid(a[i]); return;
+    case ScalarOp::Sigmoid:
+      // 1 / (1 + exp(-a)) over the correctly rounded exp (DESIGN §3).
+      for (size_t i = 0; i < n; ++i) o[i] = -a[i];
+      ieee::cr_n(math::Fn::Exp, n, o, o);
+      for (size_t i = 0; i < n; ++i) o[i] = T(1) / (T(1) + o[i]);
+      return;
     case ScalarOp::Sqrt: for (size_t i = 0; i < n; ++i) o[i] = std::sqrt(a[i]); return;
     case ScalarOp::Rsqrt: for (size_t i = 0; i < n; ++i) o[i] = ieee::rsqrt(a[i]); return;
-    case ScalarOp::Erf: for (size_t i = 0; i < n; ++i) o[i] = std::erf(a[i]); return;
-    case ScalarOp::Sin: for (size_t i = 0; i < n; ++i) o[i] = std::sin(a[i]); return;
-    case ScalarOp::Cos: for (size_t i = 0; i < n; ++i) o[i] = std::cos(a[i]); return;
     case ScalarOp::Floor: for (size_t i = 0; i < n; ++i) o[i] = std::floor(a[i]); return;
-    case ScalarOp::Pow: for (size_t i = 0; i < n; ++i) o[i] = std::pow(a[i], b[i]); return;
     case ScalarOp::Fma: for (size_t i = 0; i < n; ++i) o[i] = std::fma(a[i], b[i], c[i]); return;
     default: break;
   }

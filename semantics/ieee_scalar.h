@@ -1,6 +1,6 @@
 // Scalar semantics of the reference float domain (DESIGN §3): IEEE-754 binary
 // arithmetic, round to nearest even, no contraction, IEEE 754-2019
-// maximum/minimum, host libm for transcendental functions, wrap-around
+// maximum/minimum, correctly rounded transcendental functions (mathlib/), wrap-around
 // integers, NumPy's divmod for float floordiv/mod, Python's for integers.
 #pragma once
 
@@ -8,7 +8,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
+
+#include "mathlib/crmath.h"
+#include "semantics/scalar_op.h"
 
 namespace stax::sem::ieee {
 
@@ -67,9 +71,40 @@ inline T divmod(T a, T b, T& mod) {
   return floordiv;
 }
 
+// ---- transcendental functions: correctly rounded (mathlib/, DESIGN §3) ----
+
+/// The mathlib function of a transcendental op; nullopt for every other op.
+inline std::optional<math::Fn> cr_fn(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::Exp: return math::Fn::Exp;
+    case ScalarOp::Expm1: return math::Fn::Expm1;
+    case ScalarOp::Log: return math::Fn::Log;
+    case ScalarOp::Log2: return math::Fn::Log2;
+    case ScalarOp::Log10: return math::Fn::Log10;
+    case ScalarOp::Log1p: return math::Fn::Log1p;
+    case ScalarOp::Tanh: return math::Fn::Tanh;
+    case ScalarOp::Erf: return math::Fn::Erf;
+    case ScalarOp::Sin: return math::Fn::Sin;
+    case ScalarOp::Cos: return math::Fn::Cos;
+    case ScalarOp::Pow: return math::Fn::Pow;
+    default: return std::nullopt;
+  }
+}
+template <class T>
+inline T cr(math::Fn f, T a, T b = T(0)) {
+  if constexpr (std::is_same_v<T, float>) return math::eval_f32(f, a, b);
+  else return math::eval_f64(f, a, b);
+}
+template <class T>
+inline void cr_n(math::Fn f, size_t n, T* out, const T* a, const T* b = nullptr) {
+  if constexpr (std::is_same_v<T, float>) math::eval_f32_n(f, n, out, a, b);
+  else math::eval_f64_n(f, n, out, a, b);
+}
+
+/// Composite (DESIGN §3): 1 / (1 + exp(-a)) over the correctly rounded exp.
 template <class T>
 inline T sigmoid(T a) {
-  return T(1) / (T(1) + std::exp(-a));
+  return T(1) / (T(1) + cr(math::Fn::Exp, T(-a)));
 }
 template <class T>
 inline T rsqrt(T a) {
