@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
       cli::register_rewrite(app),    cli::register_fuzz(app),     cli::register_bench(app),
       cli::register_partition(app),  cli::register_train_step(app),
       cli::register_grad(app),       cli::register_jvp(app),      cli::register_hvp(app),
-      cli::register_checkpoint(app),
+      cli::register_checkpoint(app), cli::register_mathcheck(app),
   };
   try {
     app.parse(argc, argv);

@@ -44,5 +44,6 @@ Subcommand register_grad(CLI::App& app);   // grad_command.cpp
 Subcommand register_jvp(CLI::App& app);    // jvp_command.cpp
 Subcommand register_hvp(CLI::App& app);    // jvp_command.cpp
 Subcommand register_checkpoint(CLI::App& app);  // checkpoint_command.cpp
+Subcommand register_mathcheck(CLI::App& app);   // mathcheck_command.cpp
 
 }  // namespace stax::cli

@@ -1,16 +1,102 @@
-// Placeholder until the fast path lands: every call takes the slow path
-// (MPFR), which is correctly rounded, and is counted as a fallback.
+// Correctly rounded binary32 functions (crmath.h): the fast paths of
+// f32_kernels.h over blocks, then MPFR for the elements whose rounding test
+// failed. The block loops are branch-free so GCC vectorises them; each is
+// compiled twice (AVX2 and the baseline) and picked at load time. Which
+// clone runs changes no bit: both compute the same binary64 operations
+// (-ffp-contract=off forbids FMA contraction), and the result is the
+// correctly rounded value either way.
+#include <algorithm>
+#include <array>
+#include <cmath>
+
 #include "mathlib/crmath.h"
+#include "mathlib/f32_kernels.h"
+#include "mathlib/f32_testing.h"
 
 namespace stax::math {
 
-float eval_f32(Fn f, float x, float y) {
+namespace {
+
+using f32::Cand;
+using f32::Tables;
+
+/// Per-function factor on the fast path's result: exactly 1 except under
+/// the test hook (multiplying by 1 changes no bit).
+std::array<double, kNumFns> g_pert = [] {
+  std::array<double, kNumFns> a{};
+  a.fill(1.0);
+  return a;
+}();
+
+using BlockFn = void (*)(size_t n, float* __restrict out, uint32_t* __restrict slow, const float* __restrict x,
+                         const float* __restrict y, const Tables& T, double pert);
+
+// One block loop per function: out[i], slow[i] = kernel(x[i] (, y[i])).
+#define STAX_F32_BLOCK(name, call)                                                                        \
+  __attribute__((target_clones("avx2", "default"))) void name(                                           \
+      size_t n, float* __restrict out, uint32_t* __restrict slow, const float* __restrict x,              \
+      [[maybe_unused]] const float* __restrict y, const Tables& T, double pert) {                         \
+    for (size_t i = 0; i < n; ++i) {                                                                      \
+      Cand c = call;                                                                                      \
+      out[i] = c.out;                                                                                     \
+      slow[i] = c.slow;                                                                                   \
+    }                                                                                                     \
+  }
+
+STAX_F32_BLOCK(block_exp, f32::k_exp(x[i], T, pert))
+STAX_F32_BLOCK(block_expm1, f32::k_expm1(x[i], T, pert))
+STAX_F32_BLOCK(block_log, f32::k_log(x[i], T, pert))
+STAX_F32_BLOCK(block_log2, f32::k_log2(x[i], T, pert))
+STAX_F32_BLOCK(block_log10, f32::k_log10(x[i], T, pert))
+STAX_F32_BLOCK(block_log1p, f32::k_log1p(x[i], T, pert))
+STAX_F32_BLOCK(block_tanh, f32::k_tanh(x[i], T, pert))
+STAX_F32_BLOCK(block_erf, f32::k_erf(x[i], T, pert))
+STAX_F32_BLOCK(block_sin, f32::k_trig<false>(x[i], T, pert))
+STAX_F32_BLOCK(block_cos, f32::k_trig<true>(x[i], T, pert))
+STAX_F32_BLOCK(block_pow, f32::k_pow(x[i], y[i], T, pert))
+#undef STAX_F32_BLOCK
+
+constexpr std::array<BlockFn, kNumFns> kBlocks = {block_exp,  block_expm1, block_log, block_log2,
+                                                  block_log10, block_log1p, block_tanh, block_erf,
+                                                  block_sin,  block_cos,   block_pow};
+
+/// The slow path of one element. pow's NaN inputs (other than pow(NaN, 0)
+/// and pow(1, NaN), both 1) return the NaN operand quieted, the first one
+/// first, as the host libm does (x + y on x86); MPFR's NaN has no payload.
+float slow_path(Fn f, float x, float y) {
+  if (f == Fn::Pow && x != 1.0f && y != 0.0f && (std::isnan(x) || std::isnan(y))) return x + y;
   note_fallback(f, Width::F32);
   return mpfr_f32(f, x, y);
 }
 
+constexpr size_t kChunk = 512;
+
+}  // namespace
+
 void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
-  for (size_t i = 0; i < n; ++i) out[i] = eval_f32(f, x[i], y ? y[i] : float(0));
+  const Tables& T = f32::tables();
+  const BlockFn block = kBlocks[size_t(f)];
+  const double pert = g_pert[size_t(f)];
+  float xs[kChunk], ys[kChunk];
+  uint32_t slow[kChunk];
+  for (size_t base = 0; base < n; base += kChunk) {
+    const size_t m = std::min(kChunk, n - base);
+    // Copies: `out` may alias x or y, and the slow path needs the inputs.
+    std::copy_n(x + base, m, xs);
+    if (y) std::copy_n(y + base, m, ys);
+    else std::fill_n(ys, m, 0.0f);
+    block(m, out + base, slow, xs, ys, T, pert);
+    for (size_t i = 0; i < m; ++i)
+      if (slow[i]) out[base + i] = slow_path(f, xs[i], ys[i]);
+  }
 }
+
+float eval_f32(Fn f, float x, float y) {
+  float out;
+  eval_f32_n(f, 1, &out, &x, &y);
+  return out;
+}
+
+void testing::set_f32_perturbation(Fn f, double rel) { g_pert[size_t(f)] = 1.0 + rel; }
 
 }  // namespace stax::math

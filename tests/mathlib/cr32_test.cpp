@@ -1,0 +1,206 @@
+// The correctly rounded binary32 functions (mathlib/f32.cpp) against MPFR:
+// bit for bit on random inputs over every exponent, on the special values of
+// Annex F and on the thresholds; the vector path against the scalar one; a
+// deliberately wrong fast path caught; the fallback counter.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "mathlib/crmath.h"
+#include "mathlib/f32_tables.h"
+#include "mathlib/f32_testing.h"
+
+namespace m = stax::math;
+using m::Fn;
+
+namespace {
+
+constexpr Fn kUnary[] = {Fn::Exp, Fn::Expm1, Fn::Log, Fn::Log2, Fn::Log10, Fn::Log1p,
+                         Fn::Tanh, Fn::Erf, Fn::Sin, Fn::Cos};
+
+float bits(uint32_t b) { return std::bit_cast<float>(b); }
+uint32_t bits_of(float f) { return std::bit_cast<uint32_t>(f); }
+
+/// Equal as results: the same bits, or both NaN (MPFR's NaN has no payload).
+bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || bits_of(a) == bits_of(b); }
+
+/// Special and threshold inputs shared by every unary function.
+std::vector<float> special_inputs() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                          bits(0x00000001), bits(0x80000001), bits(0x007fffff), bits(0x00800000), bits(0x7f7fffff),
+                          bits(0xff7fffff), 1.0f, -1.0f, 0.5f, 2.0f, 10.0f, 100.0f, 1e-10f, -1e-10f,
+                          // exp/expm1: overflow and underflow thresholds, the last normal and subnormal results
+                          88.72283f, 88.722839f, 88.7228394f, -87.33654f, -103.27893f, -103.972076f, -104.0f,
+                          -17.32868f, -17.0f, 0.25f, -0.25f, bits(0x3e800001), bits(0xbe800001),
+                          // log family: around 1, the log subinterval edges
+                          bits(0x3f7fffff), bits(0x3f800001), 0.99609375f, 1.00390625f, 0.70703125f, 1.4140625f,
+                          -0.999999940f, -0.5f, 1e30f, 0x1p-9f, -0x1p-9f, bits(0x3b000001),
+                          // tanh/erf saturation
+                          9.01f, 8.66f, 3.9193f, 3.92f, -3.92f, 4.0f, 5.0f,
+                          // sin/cos: pi/2 neighbours, the 2^20 switch, huge arguments
+                          1.5707963f, 3.1415927f, 6.2831855f, 0x1p20f, bits(0x49800001), 0x1p24f, 1e10f,
+                          bits(0x5922aa80), 1e38f, -1e38f, 0x1.921fb6p127f, 12867.963f, 22.0f, 355.0f};
+  return v;
+}
+
+/// n inputs: half random bit patterns (every exponent, NaNs included), half
+/// with |x| in [2^-8, 2^8) where the functions vary most.
+std::vector<float> random_inputs(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t b = g();
+    if (i % 2) b = (b & 0x807fffffu) | ((119u + (g() % 16)) << 23);
+    v[i] = bits(b);
+  }
+  return v;
+}
+
+/// Counts the inputs where eval_f32 differs from MPFR, reporting the first.
+size_t mismatches(Fn f, const std::vector<float>& xs, const std::vector<float>* ys = nullptr) {
+  size_t bad = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    float y = ys ? (*ys)[i] : 0.0f;
+    float ours = m::eval_f32(f, xs[i], y), ref = m::mpfr_f32(f, xs[i], y);
+    if (!same(ours, ref)) {
+      if (bad == 0)
+        UNSCOPED_INFO(m::fn_name(f) << "(" << std::hexfloat << xs[i] << ", " << y << ") = " << ours << ", MPFR "
+                                    << ref << std::defaultfloat);
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+/// The pow inputs: Annex F's table (every pair of special values) and
+/// random x with y of moderate size, negative x with integer y.
+void pow_inputs(std::vector<float>& xs, std::vector<float>& ys) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, nan, 2.0f, -2.0f, 0.5f, -0.5f, 3.0f, -3.0f,
+                      0.75f, 1.5f, bits(0x00000001), bits(0x7f7fffff), 0x1p24f, -0x1p24f, 0x1p23f + 1, 1e30f};
+  for (float a : sp)
+    for (float b : sp) {
+      xs.push_back(a);
+      ys.push_back(b);
+    }
+  std::mt19937 g(7);
+  for (int i = 0; i < 40000; ++i) {
+    float x = bits(g() & 0x7fffffffu);
+    uint32_t yb = (g() & 0x807fffffu) | ((115u + g() % 20) << 23);  // |y| in [2^-12, 2^8)
+    if (i % 4 == 0) x = -x, yb = bits_of(float(int(g() % 64) - 32));
+    if (i % 4 == 1) x = bits((g() & 0x007fffffu) | ((120u + g() % 14) << 23));
+    xs.push_back(x);
+    ys.push_back(bits(yb));
+  }
+  // Exact cases: small integers to small integer powers, squares.
+  for (int a = 1; a < 40; ++a)
+    for (int b = -6; b < 8; ++b) {
+      xs.push_back(float(a));
+      ys.push_back(float(b));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every unary binary32 function is correctly rounded (MPFR, bit for bit)") {
+  std::vector<float> xs = special_inputs();
+  std::vector<float> r = random_inputs(30000, 1);
+  xs.insert(xs.end(), r.begin(), r.end());
+  for (Fn f : kUnary) {
+    INFO(m::fn_name(f));
+    CHECK(mismatches(f, xs) == 0);
+  }
+}
+
+TEST_CASE("pow is correctly rounded, Annex F's special values included") {
+  std::vector<float> xs, ys;
+  pow_inputs(xs, ys);
+  CHECK(mismatches(Fn::Pow, xs, &ys) == 0);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(bits_of(m::eval_f32(Fn::Pow, nan, 0.0f)) == bits_of(1.0f));
+  CHECK(bits_of(m::eval_f32(Fn::Pow, 1.0f, nan)) == bits_of(1.0f));
+  CHECK(bits_of(m::eval_f32(Fn::Pow, -1.0f, -INFINITY)) == bits_of(1.0f));
+  CHECK(bits_of(m::eval_f32(Fn::Pow, -0.0f, -3.0f)) == bits_of(-INFINITY));
+  CHECK(bits_of(m::eval_f32(Fn::Pow, -2.0f, 3.0f)) == bits_of(-8.0f));
+}
+
+TEST_CASE("a NaN input comes back quieted with its payload") {
+  const float snan = bits(0x7fa00001), qnan = bits(0xffc01234);
+  for (Fn f : kUnary) {
+    INFO(m::fn_name(f));
+    CHECK(bits_of(m::eval_f32(f, qnan)) == 0xffc01234u);
+    CHECK(bits_of(m::eval_f32(f, snan)) == 0x7fe00001u);
+  }
+  CHECK(bits_of(m::eval_f32(Fn::Pow, qnan, 2.0f)) == 0xffc01234u);
+  CHECK(bits_of(m::eval_f32(Fn::Pow, 2.0f, qnan)) == 0xffc01234u);
+}
+
+TEST_CASE("the vector path gives the scalar path's bits, in place too") {
+  std::vector<float> xs = special_inputs();
+  std::vector<float> r = random_inputs(5000, 2);
+  xs.insert(xs.end(), r.begin(), r.end());
+  for (Fn f : kUnary) {
+    INFO(m::fn_name(f));
+    std::vector<float> out(xs.size()), inplace = xs;
+    m::eval_f32_n(f, xs.size(), out.data(), xs.data());
+    m::eval_f32_n(f, inplace.size(), inplace.data(), inplace.data());
+    size_t bad = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      float s = m::eval_f32(f, xs[i]);
+      bad += bits_of(out[i]) != bits_of(s) || bits_of(inplace[i]) != bits_of(s);
+    }
+    CHECK(bad == 0);
+  }
+  std::vector<float> px, py;
+  pow_inputs(px, py);
+  std::vector<float> out(px.size());
+  m::eval_f32_n(Fn::Pow, px.size(), out.data(), px.data(), py.data());
+  size_t bad = 0;
+  for (size_t i = 0; i < px.size(); ++i) bad += bits_of(out[i]) != bits_of(m::eval_f32(Fn::Pow, px[i], py[i]));
+  CHECK(bad == 0);
+}
+
+TEST_CASE("a wrong fast path is caught by the comparison with MPFR") {
+  // Each fast path's result off by 2^-30 relative, far beyond its claimed
+  // bound: the rounding test then accepts wrong roundings, which MPFR shows.
+  std::vector<float> xs = random_inputs(20000, 3);
+  for (Fn f : kUnary) {
+    INFO(m::fn_name(f));
+    m::testing::set_f32_perturbation(f, 0x1p-30);
+    CHECK(mismatches(f, xs) > 0);
+    m::testing::set_f32_perturbation(f, 0.0);
+  }
+  std::vector<float> px, py;
+  pow_inputs(px, py);
+  m::testing::set_f32_perturbation(Fn::Pow, 0x1p-30);
+  CHECK(mismatches(Fn::Pow, px, &py) > 0);
+  m::testing::set_f32_perturbation(Fn::Pow, 0.0);
+  CHECK(mismatches(Fn::Pow, px, &py) == 0);
+}
+
+TEST_CASE("the fallback counter counts the slow path, and only it") {
+  m::reset_fallback_counts();
+  CHECK(m::eval_f32(Fn::Exp, 1.0f) == m::mpfr_f32(Fn::Exp, 1.0f));
+  CHECK(m::fallback_count(Fn::Exp, m::Width::F32) == 0);
+  // Beyond 2^20 sin reduces by MPFR.
+  CHECK(same(m::eval_f32(Fn::Sin, 1e30f), m::mpfr_f32(Fn::Sin, 1e30f)));
+  CHECK(m::fallback_count(Fn::Sin, m::Width::F32) == 1);
+  // pow(x, 2) whose exact square is a midpoint between two floats: no
+  // interval around it decides the rounding, so the slow path must.
+  float h = 1.0f + 0x1p-12f;  // h^2 = 1 + 2^-11 + 2^-24: exactly the midpoint of two floats
+  CHECK(bits_of(m::eval_f32(Fn::Pow, h, 2.0f)) == bits_of(m::mpfr_f32(Fn::Pow, h, 2.0f)));
+  CHECK(m::fallback_count(Fn::Pow, m::Width::F32) == 1);
+  m::reset_fallback_counts();
+  CHECK(m::fallback_count(Fn::Pow, m::Width::F32) == 0);
+}
+
+TEST_CASE("the log reduction stays within the polynomial's range") {
+  // f32_kernels.h's log bound assumes |r| <= 2^-8 + 2^-14.
+  CHECK(stax::math::f32::tables().log_max_r <= 0x1p-8 + 0x1p-14);
+}
