@@ -7,7 +7,7 @@
 // baseline). Also the share of elements that took mathlib's slow path, and
 // whether the vector and scalar bindings gave the same bits (they must).
 // Not a test: its table goes into README.md.
-//   stax_bench_math [--n ELEMENTS] [--repeats R]
+//   stax_bench_math [--n ELEMENTS] [--repeats R] [--width f32|f64]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,9 +64,11 @@ Timing time_kernel(const sem::Program& p, const sem::Inputs& in, int64_t n, int 
 int main(int argc, char** argv) {
   int64_t n = 1 << 20;
   int repeats = 5;
+  std::string width;  // "": both
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--n")) n = std::atoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--width")) width = argv[i + 1];
   }
   std::printf("%lld elements, 1 thread, median of %d runs; ns per element of a one-op kernel\n\n", (long long)n,
               repeats);
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
   for (int k = 0; k < math::kNumFns; ++k) {
     Fn f = Fn(k);
     for (sem::DType dt : {sem::DType::F32, sem::DType::F64}) {
+      if (!width.empty() && width != sem::dtype_name(dt)) continue;
       std::string name(math::fn_name(f)), ty = std::string(sem::dtype_name(dt)) + "[" + std::to_string(n) + "]";
       std::string call = math::is_binary(f) ? name + "(a, b)" : name + "(a)";
       std::string text = "input x : " + ty + "\ninput z : " + ty + "\nlet y : " + ty + " = map(fn(a, b) => " + call +
