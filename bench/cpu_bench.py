@@ -118,7 +118,9 @@ def stax_bench(stax, prog, transform, threads, repeats, math=None):
         cmd += ["--transform", transform]
     env = dict(os.environ, STAX_CPU_MATH=math) if math else None
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if r.returncode != 0:
+    # Exit status 1: the output bits differ from the interpreter's, expected
+    # of the host libm binding (its "bits" field says where).
+    if r.returncode != 0 and not (math == "libm" and r.returncode == 1):
         sys.exit(f"stax bench failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
     return json.loads(r.stdout)
 
