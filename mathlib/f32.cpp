@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
@@ -60,10 +61,39 @@ constexpr std::array<BlockFn, kNumFns> kBlocks = {block_exp,  block_expm1, block
                                                   block_log10, block_log1p, block_tanh, block_erf,
                                                   block_sin,  block_cos,   block_pow};
 
-/// The slow path of one element. pow's NaN inputs (other than pow(NaN, 0)
-/// and pow(1, NaN), both 1) return the NaN operand quieted, the first one
-/// first, as the host libm does (x + y on x86); MPFR's NaN has no payload.
-float slow_path(Fn f, float x, float y) {
+/// One element through the same kernel as the block loops (so eval_f32 and
+/// eval_f32_n agree bit for bit; both are correctly rounded anyway).
+Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
+  switch (f) {
+    case Fn::Exp: return f32::k_exp(x, T, pert);
+    case Fn::Expm1: return f32::k_expm1(x, T, pert);
+    case Fn::Log: return f32::k_log(x, T, pert);
+    case Fn::Log2: return f32::k_log2(x, T, pert);
+    case Fn::Log10: return f32::k_log10(x, T, pert);
+    case Fn::Log1p: return f32::k_log1p(x, T, pert);
+    case Fn::Tanh: return f32::k_tanh(x, T, pert);
+    case Fn::Erf: return f32::k_erf(x, T, pert);
+    case Fn::Sin: return f32::k_trig<false>(x, T, pert);
+    case Fn::Cos: return f32::k_trig<true>(x, T, pert);
+    case Fn::Pow: return f32::k_pow(x, y, T, pert);
+  }
+  return {0.0f, true};
+}
+
+/// An element whose fast path failed: sin and cos of 2^20 < |x| < inf try
+/// the Payne-Hanek reduction first; then MPFR, counted. Two cases of pow's
+/// special table are decided here, not counted: a finite x < 0 with a
+/// finite non-integer y gives NaN; NaN inputs (other than pow(NaN, 0) and
+/// pow(1, NaN), both 1) return the NaN operand quieted, the first one
+/// first, as the host libm does (x + y on x86), where MPFR's NaN has no
+/// payload.
+float resolve(Fn f, float x, float y, const Tables& T) {
+  if ((f == Fn::Sin || f == Fn::Cos) && std::fabs(x) > f32::kTrigMax && std::isfinite(x)) {
+    Cand c = f == Fn::Sin ? f32::k_trig_big<false>(x, T) : f32::k_trig_big<true>(x, T);
+    if (!c.slow) return c.out;
+  }
+  if (f == Fn::Pow && x < 0.0f && std::isfinite(x) && std::isfinite(y) && std::trunc(y) != y)
+    return std::numeric_limits<float>::quiet_NaN();
   if (f == Fn::Pow && x != 1.0f && y != 0.0f && (std::isnan(x) || std::isnan(y))) return x + y;
   note_fallback(f, Width::F32);
   return mpfr_f32(f, x, y);
@@ -87,14 +117,14 @@ void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
     else std::fill_n(ys, m, 0.0f);
     block(m, out + base, slow, xs, ys, T, pert);
     for (size_t i = 0; i < m; ++i)
-      if (slow[i]) out[base + i] = slow_path(f, xs[i], ys[i]);
+      if (slow[i]) out[base + i] = resolve(f, xs[i], ys[i], T);
   }
 }
 
 float eval_f32(Fn f, float x, float y) {
-  float out;
-  eval_f32_n(f, 1, &out, &x, &y);
-  return out;
+  const Tables& T = f32::tables();
+  Cand c = kernel(f, x, y, T, g_pert[size_t(f)]);
+  return c.slow ? resolve(f, x, y, T) : c.out;
 }
 
 void testing::set_f32_perturbation(Fn f, double rel) { g_pert[size_t(f)] = 1.0 + rel; }

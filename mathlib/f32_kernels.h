@@ -267,6 +267,42 @@ inline Cand k_trig(float x, const Tables& T, double pert) {
   return c;
 }
 
+/// sin or cos for 2^20 < |x| < 2^128 (finite), by Payne-Hanek, scalar:
+/// |x| = m 2^e (m < 2^24 an integer, e >= -3). In x 2/pi mod 4 the bits of
+/// 2/pi of weight 2^-j with j <= e - 2 contribute multiples of 4; the next
+/// 128 bits, w (j = e-1 .. e+126), give x 2/pi = m w 2^-126 + tail mod 4,
+/// tail < m 2^e 2^-(e+126) < 2^-102. m w mod 2^128 is exact in 128-bit
+/// integers; k = its nearest multiple of 2^126, rf = the rest, |rf| <= 2^125;
+/// r = rf 2^-126 pi/2: relative 3u (conversion, constant, product),
+/// absolute 2^-101 from the tail. Through sin/cos as in k_trig: relative
+/// 42u < kErrTrig, absolute < 2^-100.
+inline constexpr double kErrTrigBigAbs = 0x1p-100;
+
+inline uint64_t two_over_pi_window(const Tables& T, unsigned t) {
+  unsigned w = t / 64, b = t % 64;
+  return b ? (T.two_over_pi_bits[w] << b) | (T.two_over_pi_bits[w + 1] >> (64 - b)) : T.two_over_pi_bits[w];
+}
+
+template <bool kCos>
+inline Cand k_trig_big(float x, const Tables& T) {
+  using u128 = unsigned __int128;
+  uint32_t b = std::bit_cast<uint32_t>(x) & 0x7fffffffu;
+  uint64_t m = (b & 0x7fffffu) | 0x800000u;  // |x| > 2^20 is normal
+  int e = int(b >> 23) - 150;                 // |x| = m 2^e
+  unsigned t0 = unsigned(e - 1 + 6);          // table position of j = e - 1
+  u128 p = (u128(m) * two_over_pi_window(T, t0) << 64) + u128(m) * two_over_pi_window(T, t0 + 64);
+  u128 k = (p + (u128(1) << 125)) >> 126;
+  __int128 rf = __int128(p - (k << 126));
+  double r = double(rf) * 0x1p-126 * T.pio2;
+  double r2 = r * r;
+  double sn = r * horner(T.sin_c, r2), cs = horner(T.cos_c, r2);
+  unsigned q = unsigned(k & 3) + (kCos ? 1 : 0);
+  double v = (q & 1) ? cs : sn;
+  v = (q & 2) ? -v : v;
+  if (!kCos && x < 0) v = -v;  // sin(-x) = -sin x; cos is even
+  return round_test(v, kErrTrig, kErrTrigBigAbs);
+}
+
 // ---- pow ------------------------------------------------------------------
 // Regular inputs only: x, y finite and non-zero, x > 0 or y an integer (the
 // rest, Annex F's table, goes to the slow path). pow = +-2^t,
@@ -280,21 +316,27 @@ inline Cand k_trig(float x, const Tables& T, double pert) {
 inline constexpr double kErrPow = 0x1p-39;
 
 inline Cand k_pow(float x, float y, const Tables& T, double pert) {
-  double xd = x, yd = y, ay = std::fabs(yd);
-  double ys = ay + kMagic;
-  bool y_int = ay >= 0x1p23 || (ys - kMagic) == ay;
-  // Every test on doubles: mixing float and double masks stops GCC's vectoriser.
-  double ax = std::fabs(xd);
-  bool regular = ax < INFINITY && ax != 0.0 && ay < INFINITY && ay != 0.0 && (xd > 0.0 || y_int);
-  LogParts l = log_parts(regular ? ax : 1.0, T);
+  // Every test is on double lanes and uses & and |: GCC's vectoriser gives
+  // up on branches, on masks of mixed widths, and on its own rewrite of
+  // isfinite into unsigned 64-bit compares (AVX2 has none); a - a is 0
+  // exactly when a is finite.
+  double xd = x, yd = y, ax = std::fabs(xd), ay = std::fabs(yd);
+  bool y_int = (ay >= 0x1p23) | ((ay + kMagic) - kMagic == ay);
+  bool regular = (ax != 0.0) & (ax - ax == 0.0) & (ay != 0.0) & (ay - ay == 0.0) & ((xd > 0.0) | y_int);
+  // For an irregular x the parts are garbage (every table index is masked
+  // into range) and the result is replaced below.
+  LogParts l = log_parts(ax, T);
   double f = (l.t + l.p) * T.inv_ln2;
   double t = clamp(yd * l.k + yd * f, -152.0, 130.0);
   double v = exp_core(t * T.ln2, T);
-  // x < 0 (so y is an integer): the sign is y's parity, bit 0 of ys when
-  // |y| < 2^24 (larger floats are even), moved to the sign bit.
-  uint64_t flip = (xd < 0.0 && ay < 0x1p24) ? std::bit_cast<uint64_t>(ys) << 63 : 0;
-  double res = std::bit_cast<double>(std::bit_cast<uint64_t>(v) ^ flip) * pert;
-  // A NaN fails the rounding test: the irregular inputs take the slow path.
+  // x < 0 (so y is an integer): the sign is y's parity. |y|/2 is exact; it
+  // is not an integer (rounding it moves it) exactly when y is odd; floats
+  // of 2^24 and more are even.
+  double half = ay * 0.5;
+  bool y_odd = (ay < 0x1p24) & ((half + kMagic) - kMagic != half);
+  double res = (((xd < 0.0) & y_odd) ? -v : v) * pert;
+  // A NaN fails the rounding test: the irregular inputs go to resolve()
+  // in f32.cpp (Annex F's table).
   return round_test(regular ? res : NAN, kErrPow);
 }
 

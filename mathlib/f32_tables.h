@@ -39,6 +39,12 @@ struct Tables {
   double two_over_pi;
   double pio2_1, pio2_2, pio2_3;  // pi/2 = p1 + p2 + p3; p1 and p2 have 30 significant bits
   double two_over_sqrt_pi;
+  double pio2;  // pi/2
+  // floor(2/pi 2^313) in 320 bits, most significant word first: bit j of
+  // 2/pi (weight 2^-j, j >= -6; zero for j <= 0) is bit 63 - (j+6)%64 of
+  // word (j+6)/64.
+  // 320 bits reach j = 312, beyond the 2^-230 that Payne-Hanek needs for x < 2^128.
+  uint64_t two_over_pi_bits[5];
   double log_max_r;  // max |z * log_inv[i] - 1| over every subinterval (checked by the tests)
 };
 
