@@ -5,6 +5,16 @@ thing (writing every intermediate) in the same run. Prints a Markdown table;
 `--out FILE` also writes it.
 
     /usr/bin/python3 bench/cpu_bench.py [--stax build/cli/stax] [--repeats 5] [--out F]
+        [--math] [--torch-python .venv-bench/bin/python]
+
+`--math` prints the transcendental table instead (issue 17, "Speed"):
+softmax over rows and GELU backward on one thread with the three math
+bindings of the CPU backend side by side (STAX_CPU_MATH: the vector variants,
+the scalar entry points of the correctly rounded mathlib, and the host's libm
+— not correctly rounded, the baseline), against NumPy and PyTorch eager on
+one thread in the same run. PyTorch is timed in this interpreter when it has
+torch, else in the one `--torch-python` names (a venv with torch: see
+README), else the column says "torch absent".
 
 Ratios are what matter on a noisy machine: each fused kernel's bandwidth
 against a plain parallel copy of the same bytes measured by `stax bench` in
@@ -101,15 +111,59 @@ def median_time(f, repeats):
     return ts[len(ts) // 2] * 1e3
 
 
-def stax_bench(stax, prog, transform, threads, repeats):
+def stax_bench(stax, prog, transform, threads, repeats, math=None):
     cmd = [stax, "bench", os.path.join(HERE, "programs", prog + ".stx"), "--threads", str(threads),
            "--repeats", str(repeats), "--json"]
     if transform:
         cmd += ["--transform", transform]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
+    env = dict(os.environ, STAX_CPU_MATH=math) if math else None
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # Exit status 1: the output bits differ from the interpreter's, expected
+    # of the host libm binding (its "bits" field says where).
+    if r.returncode != 0 and not (math == "libm" and r.returncode == 1):
         sys.exit(f"stax bench failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
     return json.loads(r.stdout)
+
+
+MATH_PROGRAMS = [p for p in PROGRAMS if p[0] in ("softmax_rows", "gelu_backward")]
+
+
+def torch_ms(prog, repeats, torch_python):
+    """PyTorch eager on one thread: here, or in `torch_python`; None if absent."""
+    if torch is not None:
+        torch.set_num_threads(1)
+        make = dict((p[0], p[3]) for p in PROGRAMS)[prog]
+        return median_time(make(1), repeats)
+    if not torch_python:
+        return None
+    r = subprocess.run([torch_python, os.path.abspath(__file__), "--torch-only", prog, "--repeats", str(repeats)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"PyTorch timing failed in {torch_python}:\n{r.stderr}")
+    return float(r.stdout.split()[-1])
+
+
+def math_table(a, rng):
+    """Softmax and GELU backward, 1 thread: the math bindings vs NumPy and PyTorch."""
+    modes = ("vector", "scalar", "libm")
+    rows = ["| program | stax, vector fast path (ms) | stax, scalar fast path (ms) | stax, host libm (ms) | NumPy (ms) | "
+            "PyTorch eager (ms) | NumPy / stax vector | PyTorch / stax vector | bits, vector binding |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for prog, transform, make_numpy, _ in MATH_PROGRAMS:
+        ms = {m: stax_bench(a.stax, prog, transform, 1, a.repeats, m) for m in modes}
+        f = make_numpy(rng)
+        np_ms = median_time(f, a.repeats) if f else None
+        t_ms = torch_ms(prog, a.repeats, a.torch_python)
+        vec = ms["vector"]["total_ms"]
+        name = prog + (f" (`{transform}`)" if transform else "")
+        rows.append(f"| {name} | {vec:.1f} | {ms['scalar']['total_ms']:.1f} | {ms['libm']['total_ms']:.1f} | "
+                    + (f"{np_ms:.1f} | " if np_ms else "n/a (no erf: run scripts/setup.sh) | ")
+                    + (f"{t_ms:.1f} | " if t_ms else "torch absent | ")
+                    + (f"{np_ms / vec:.2f}x | " if np_ms else "n/a | ")
+                    + (f"{t_ms / vec:.2f}x | " if t_ms else "n/a | ")
+                    + f"{ms['vector']['bits']} |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows) + "\n"
 
 
 def main():
@@ -117,8 +171,22 @@ def main():
     ap.add_argument("--stax", default=os.path.join(HERE, "..", "build", "cli", "stax"))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out")
+    ap.add_argument("--math", action="store_true", help="the transcendental table (issue 17)")
+    ap.add_argument("--torch-python", help="a python with torch, for the PyTorch column")
+    ap.add_argument("--torch-only", help=argparse.SUPPRESS)  # internal: time one PyTorch program, print ms
     a = ap.parse_args()
+    if a.torch_only:
+        print(torch_ms(a.torch_only, a.repeats, None))
+        return
     rng = np.random.default_rng(1)
+    if a.math:
+        text = math_table(a, rng)
+        print()
+        print(text)
+        if a.out:
+            with open(a.out, "w") as fh:
+                fh.write(text)
+        return
     tcol = " PyTorch eager, 1 / 2 threads (ms) |" if torch else ""
     rows = ["| program | stax 1 thread (ms) | stax 2 threads (ms) | NumPy (ms) | NumPy / stax (1 thread) |" + tcol +
             " main kernel vs copy, 1 / 2 threads | slowest JIT compile (ms) | bits |",

@@ -10,6 +10,8 @@
 #include <set>
 
 #include "backends/cpu/jit.h"
+#include "backends/cpu/vecmath.h"
+#include "backends/cpu/vecmath_ir.h"
 #include "semantics/index_eval.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/mutants.h"
@@ -88,7 +90,7 @@ class Emitter {
   }
   Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
 
-  // ---- calls into the runtime and libm
+  // ---- calls into the runtime
   Value* call(const std::string& name, llvm::Type* ret, std::vector<Value*> args) {
     std::vector<llvm::Type*> ts;
     for (Value* a : args) ts.push_back(a->getType());
@@ -101,11 +103,9 @@ class Emitter {
     }
     return b_.CreateCall(f, args);
   }
-  Value* libm(const char* base, Value* a, Value* b = nullptr) {
-    bool f32 = a->getType()->isFloatTy();
-    std::string name = std::string("stax_libm_") + base + (f32 ? "f" : "");
-    if (b) return call(name, a->getType(), {a, b});
-    return call(name, a->getType(), {a});
+  // Transcendental functions: the correctly rounded ones (vecmath_ir.h).
+  Value* math(const char* base, Value* a, Value* b = nullptr) {
+    return emit_math_call(b_, m_, base, b ? std::vector<Value*>{a, b} : std::vector<Value*>{a});
   }
   Value* intrinsic(llvm::Intrinsic::ID id, std::vector<Value*> args) {
     return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
@@ -345,29 +345,27 @@ Value* Emitter::float_op(ScalarOp op, std::span<Value* const> a) {
     case ScalarOp::Relu: return fmaximum(a[0], fconst(t, 0.0), true);
     case ScalarOp::Maximum: return fmaximum(a[0], a[1], true);
     case ScalarOp::Minimum: return fmaximum(a[0], a[1], false);
-    case ScalarOp::Exp: return libm("exp", a[0]);
+    case ScalarOp::Exp: return math("exp", a[0]);
     case ScalarOp::Log: {
       if (mutant_active("log-exp")) {  // XLA #42732: log(exp(x)) -> x
-        if (auto* c = llvm::dyn_cast<llvm::CallInst>(a[0]);
-            c && c->getCalledFunction() && c->getCalledFunction()->getName().startswith("stax_libm_exp"))
-          return c->getArgOperand(0);
+        if (is_math_call(a[0], "exp")) return llvm::cast<llvm::CallInst>(a[0])->getArgOperand(0);
       }
-      return libm("log", a[0]);
+      return math("log", a[0]);
     }
-    case ScalarOp::Log2: return libm("log2", a[0]);
-    case ScalarOp::Log10: return libm("log10", a[0]);
-    case ScalarOp::Log1p: return libm("log1p", a[0]);
-    case ScalarOp::Expm1: return libm("expm1", a[0]);
-    case ScalarOp::Tanh: return libm("tanh", a[0]);
+    case ScalarOp::Log2: return math("log2", a[0]);
+    case ScalarOp::Log10: return math("log10", a[0]);
+    case ScalarOp::Log1p: return math("log1p", a[0]);
+    case ScalarOp::Expm1: return math("expm1", a[0]);
+    case ScalarOp::Tanh: return math("tanh", a[0]);
     case ScalarOp::Sigmoid:  // T(1) / (T(1) + exp(-a))
-      return b_.CreateFDiv(fconst(t, 1.0), b_.CreateFAdd(fconst(t, 1.0), libm("exp", b_.CreateFNeg(a[0]))));
+      return b_.CreateFDiv(fconst(t, 1.0), b_.CreateFAdd(fconst(t, 1.0), math("exp", b_.CreateFNeg(a[0]))));
     case ScalarOp::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, {a[0]});
     case ScalarOp::Rsqrt: return b_.CreateFDiv(fconst(t, 1.0), intrinsic(llvm::Intrinsic::sqrt, {a[0]}));
-    case ScalarOp::Erf: return libm("erf", a[0]);
-    case ScalarOp::Sin: return libm("sin", a[0]);
-    case ScalarOp::Cos: return libm("cos", a[0]);
+    case ScalarOp::Erf: return math("erf", a[0]);
+    case ScalarOp::Sin: return math("sin", a[0]);
+    case ScalarOp::Cos: return math("cos", a[0]);
     case ScalarOp::Floor: return intrinsic(llvm::Intrinsic::floor, {a[0]});
-    case ScalarOp::Pow: return libm("pow", a[0], a[1]);
+    case ScalarOp::Pow: return math("pow", a[0], a[1]);
     case ScalarOp::Fma: return intrinsic(llvm::Intrinsic::fma, {a[0], a[1], a[2]});
     case ScalarOp::Lt: return b_.CreateFCmpOLT(a[0], a[1]);
     case ScalarOp::Le: return b_.CreateFCmpOLE(a[0], a[1]);
@@ -741,6 +739,8 @@ KernelShape kernel_shape(const KernelSpec& s) {
 std::string kernel_key(const KernelSpec& s) {
   std::string key = s.binding + " = " + print_expr(s.expr) + "\n";
   for (size_t i = 0; i < s.names.size(); ++i) key += s.names[i] + " : " + type_str(s.types[i]) + "\n";
+  // The math binding changes the calls emitted (vecmath.h).
+  if (math_binding() != MathBinding::Vector) key += "math " + std::string(math_binding_name(math_binding())) + "\n";
   return key;
 }
 

@@ -5,9 +5,10 @@
 // handled here too.
 //
 // Floating point exactly as the interpreter (DESIGN §3): no fast-math or
-// contraction flags; transcendental functions call the very libm entry
-// points the Ieee domain calls; f16/bf16 loads upcast and stores round
-// through the shared runtime (runtime.h); IEEE maximum/minimum as the
+// contraction flags; transcendental functions call the correctly rounded
+// functions the Ieee domain calls (vecmath.h), vectorised where the loop
+// is; f16/bf16 loads upcast and stores round through the shared runtime
+// (runtime.h); IEEE maximum/minimum as the
 // branch-free compare/select form of ieee_scalar.h. Reductions fold in the
 // order the program states: one accumulator per output element, sequential
 // over the reduced indices. When the innermost output dimension is small

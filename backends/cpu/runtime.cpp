@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/vecmath.h"
 #include "semantics/dtype.h"
 #include "semantics/ieee_scalar.h"
 #include "semantics/ir.h"
@@ -54,55 +55,36 @@ RuntimeSymbol sym(const char* name, F* f) {
 }  // namespace
 
 const std::vector<RuntimeSymbol>& runtime_symbols() {
-  // libm entry points by address: the very functions std::exp etc. call in
-  // the Ieee domain (float overloads → expf, double → exp).
-  static const std::vector<RuntimeSymbol> syms = {
-      sym("stax_rt_f16_to_f32", &stax_rt_f16_to_f32),
-      sym("stax_rt_f32_to_f16", &stax_rt_f32_to_f16),
-      sym("stax_rt_f32_to_bf16", &stax_rt_f32_to_bf16),
-      sym("stax_rt_round_f16", &stax_rt_round_f16),
-      sym("stax_rt_round_bf16", &stax_rt_round_bf16),
-      sym("stax_rt_f64_to_f16", &stax_rt_f64_to_f16),
-      sym("stax_rt_f64_to_bf16", &stax_rt_f64_to_bf16),
-      sym("stax_rt_i64_to_f16", &stax_rt_i64_to_f16),
-      sym("stax_rt_i64_to_bf16", &stax_rt_i64_to_bf16),
-      sym("stax_rt_floordiv_f32", &stax_rt_floordiv_f32),
-      sym("stax_rt_mod_f32", &stax_rt_mod_f32),
-      sym("stax_rt_floordiv_f64", &stax_rt_floordiv_f64),
-      sym("stax_rt_mod_f64", &stax_rt_mod_f64),
-      sym("stax_rt_f32_to_i32", &stax_rt_f32_to_i32),
-      sym("stax_rt_f32_to_i64", &stax_rt_f32_to_i64),
-      sym("stax_rt_f64_to_i32", &stax_rt_f64_to_i32),
-      sym("stax_rt_f64_to_i64", &stax_rt_f64_to_i64),
-      sym("stax_rt_rand_f32", &stax_rt_rand_f32),
-      sym("stax_rt_rand_f64", &stax_rt_rand_f64),
-      // The optimiser turns loops into these (loop idiom recognition).
-      sym("memset", static_cast<void* (*)(void*, int, size_t)>(&std::memset)),
-      sym("memcpy", static_cast<void* (*)(void*, const void*, size_t)>(&std::memcpy)),
-      sym("memmove", static_cast<void* (*)(void*, const void*, size_t)>(&std::memmove)),
-      sym("stax_libm_expf", static_cast<float (*)(float)>(&::expf)),
-      sym("stax_libm_exp", static_cast<double (*)(double)>(&::exp)),
-      sym("stax_libm_logf", static_cast<float (*)(float)>(&::logf)),
-      sym("stax_libm_log", static_cast<double (*)(double)>(&::log)),
-      sym("stax_libm_log2f", static_cast<float (*)(float)>(&::log2f)),
-      sym("stax_libm_log2", static_cast<double (*)(double)>(&::log2)),
-      sym("stax_libm_log10f", static_cast<float (*)(float)>(&::log10f)),
-      sym("stax_libm_log10", static_cast<double (*)(double)>(&::log10)),
-      sym("stax_libm_log1pf", static_cast<float (*)(float)>(&::log1pf)),
-      sym("stax_libm_log1p", static_cast<double (*)(double)>(&::log1p)),
-      sym("stax_libm_expm1f", static_cast<float (*)(float)>(&::expm1f)),
-      sym("stax_libm_expm1", static_cast<double (*)(double)>(&::expm1)),
-      sym("stax_libm_tanhf", static_cast<float (*)(float)>(&::tanhf)),
-      sym("stax_libm_tanh", static_cast<double (*)(double)>(&::tanh)),
-      sym("stax_libm_erff", static_cast<float (*)(float)>(&::erff)),
-      sym("stax_libm_erf", static_cast<double (*)(double)>(&::erf)),
-      sym("stax_libm_sinf", static_cast<float (*)(float)>(&::sinf)),
-      sym("stax_libm_sin", static_cast<double (*)(double)>(&::sin)),
-      sym("stax_libm_cosf", static_cast<float (*)(float)>(&::cosf)),
-      sym("stax_libm_cos", static_cast<double (*)(double)>(&::cos)),
-      sym("stax_libm_powf", static_cast<float (*)(float, float)>(&::powf)),
-      sym("stax_libm_pow", static_cast<double (*)(double, double)>(&::pow)),
-  };
+  static const std::vector<RuntimeSymbol> syms = [] {
+    std::vector<RuntimeSymbol> s = {
+        sym("stax_rt_f16_to_f32", &stax_rt_f16_to_f32),
+        sym("stax_rt_f32_to_f16", &stax_rt_f32_to_f16),
+        sym("stax_rt_f32_to_bf16", &stax_rt_f32_to_bf16),
+        sym("stax_rt_round_f16", &stax_rt_round_f16),
+        sym("stax_rt_round_bf16", &stax_rt_round_bf16),
+        sym("stax_rt_f64_to_f16", &stax_rt_f64_to_f16),
+        sym("stax_rt_f64_to_bf16", &stax_rt_f64_to_bf16),
+        sym("stax_rt_i64_to_f16", &stax_rt_i64_to_f16),
+        sym("stax_rt_i64_to_bf16", &stax_rt_i64_to_bf16),
+        sym("stax_rt_floordiv_f32", &stax_rt_floordiv_f32),
+        sym("stax_rt_mod_f32", &stax_rt_mod_f32),
+        sym("stax_rt_floordiv_f64", &stax_rt_floordiv_f64),
+        sym("stax_rt_mod_f64", &stax_rt_mod_f64),
+        sym("stax_rt_f32_to_i32", &stax_rt_f32_to_i32),
+        sym("stax_rt_f32_to_i64", &stax_rt_f32_to_i64),
+        sym("stax_rt_f64_to_i32", &stax_rt_f64_to_i32),
+        sym("stax_rt_f64_to_i64", &stax_rt_f64_to_i64),
+        sym("stax_rt_rand_f32", &stax_rt_rand_f32),
+        sym("stax_rt_rand_f64", &stax_rt_rand_f64),
+        // The optimiser turns loops into these (loop idiom recognition).
+        sym("memset", static_cast<void* (*)(void*, int, size_t)>(&std::memset)),
+        sym("memcpy", static_cast<void* (*)(void*, const void*, size_t)>(&std::memcpy)),
+        sym("memmove", static_cast<void* (*)(void*, const void*, size_t)>(&std::memmove)),
+    };
+    // The correctly rounded math (and the host libm, for measurement).
+    for (RuntimeSymbol& m : math_symbols()) s.push_back(std::move(m));
+    return s;
+  }();
   return syms;
 }
 

@@ -2,7 +2,8 @@
 // kernel calls instead of emitting them inline, so that compiled code and
 // the Ieee domain share one implementation (DESIGN §3) — half-precision
 // conversions and rounding, NumPy's float divmod, saturating float→int
-// casts, the counter-based rand — and the libm entry points. Every symbol is
+// casts, the counter-based rand — and the correctly rounded math
+// (vecmath.h). Every symbol is
 // bound by address into the JIT (no lookup by name in the process), so a
 // kernel calls exactly the function the interpreter calls.
 #pragma once
@@ -18,7 +19,7 @@ struct RuntimeSymbol {
   void* address;
 };
 
-/// Every runtime and libm symbol kernels may call.
+/// Every runtime and math symbol kernels may call.
 const std::vector<RuntimeSymbol>& runtime_symbols();
 
 /// Where a kernel records the first failure (⊥) of its range.

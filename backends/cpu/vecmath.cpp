@@ -1,0 +1,210 @@
+#include "backends/cpu/vecmath.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "mathlib/crmath.h"
+
+namespace stax::backends::cpu {
+namespace {
+
+using math::Fn;
+
+MathBinding binding_from_env() {
+  const char* s = std::getenv("STAX_CPU_MATH");
+  if (!s || !*s || std::strcmp(s, "vector") == 0) return MathBinding::Vector;
+  if (std::strcmp(s, "scalar") == 0) return MathBinding::Scalar;
+  if (std::strcmp(s, "libm") == 0) return MathBinding::HostLibm;
+  throw std::invalid_argument(std::string("STAX_CPU_MATH must be vector, scalar or libm, not ") + s);
+}
+
+std::atomic<MathBinding>& binding() {
+  static std::atomic<MathBinding> b{binding_from_env()};
+  return b;
+}
+
+// Scalar entry points: one per function and width.
+template <Fn F>
+float cr_f32(float x) {
+  return math::eval_f32(F, x);
+}
+template <Fn F>
+float cr2_f32(float x, float y) {
+  return math::eval_f32(F, x, y);
+}
+template <Fn F>
+double cr_f64(double x) {
+  return math::eval_f64(F, x);
+}
+template <Fn F>
+double cr2_f64(double x, double y) {
+  return math::eval_f64(F, x, y);
+}
+
+#if defined(__x86_64__)
+// Vector entry points. A GCC vector type is passed and returned in one
+// register, as LLVM passes an <N x T> argument: xmm for 16 bytes (SSE2,
+// baseline x86-64), ymm for 32 bytes, which needs the function compiled for
+// AVX (target attribute) — otherwise GCC passes it in memory and the JIT's
+// call would not match. The lanes go through memory to the block entry
+// point, which runs the vectorised fast path over them.
+typedef float F32x4 __attribute__((vector_size(16)));
+typedef float F32x8 __attribute__((vector_size(32)));
+typedef double F64x2 __attribute__((vector_size(16)));
+typedef double F64x4 __attribute__((vector_size(32)));
+
+template <Fn F>
+F32x4 cr_f32x4(F32x4 x) {
+  F32x4 r;
+  math::eval_f32_n(F, 4, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x));
+  return r;
+}
+template <Fn F>
+F32x4 cr2_f32x4(F32x4 x, F32x4 y) {
+  F32x4 r;
+  math::eval_f32_n(F, 4, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x),
+                   reinterpret_cast<const float*>(&y));
+  return r;
+}
+template <Fn F>
+__attribute__((target("avx"))) F32x8 cr_f32x8(F32x8 x) {
+  F32x8 r;
+  math::eval_f32_n(F, 8, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x));
+  return r;
+}
+template <Fn F>
+__attribute__((target("avx"))) F32x8 cr2_f32x8(F32x8 x, F32x8 y) {
+  F32x8 r;
+  math::eval_f32_n(F, 8, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x),
+                   reinterpret_cast<const float*>(&y));
+  return r;
+}
+template <Fn F>
+F64x2 cr_f64x2(F64x2 x) {
+  F64x2 r;
+  math::eval_f64_n(F, 2, reinterpret_cast<double*>(&r), reinterpret_cast<const double*>(&x));
+  return r;
+}
+template <Fn F>
+F64x2 cr2_f64x2(F64x2 x, F64x2 y) {
+  F64x2 r;
+  math::eval_f64_n(F, 2, reinterpret_cast<double*>(&r), reinterpret_cast<const double*>(&x),
+                   reinterpret_cast<const double*>(&y));
+  return r;
+}
+template <Fn F>
+__attribute__((target("avx"))) F64x4 cr_f64x4(F64x4 x) {
+  F64x4 r;
+  math::eval_f64_n(F, 4, reinterpret_cast<double*>(&r), reinterpret_cast<const double*>(&x));
+  return r;
+}
+template <Fn F>
+__attribute__((target("avx"))) F64x4 cr2_f64x4(F64x4 x, F64x4 y) {
+  F64x4 r;
+  math::eval_f64_n(F, 4, reinterpret_cast<double*>(&r), reinterpret_cast<const double*>(&x),
+                   reinterpret_cast<const double*>(&y));
+  return r;
+}
+
+bool host_has_avx() {
+  static const bool avx = __builtin_cpu_supports("avx");
+  return avx;
+}
+#endif
+
+template <class T>
+RuntimeSymbol sym(std::string name, T* f) {
+  return {std::move(name), reinterpret_cast<void*>(f)};
+}
+
+/// The entry points of one function: scalar and vector, both widths.
+template <Fn F>
+void add_fn(std::vector<RuntimeSymbol>& out) {
+  std::string f = "stax_cr_" + std::string(math::fn_name(F)) + "f", d = "stax_cr_" + std::string(math::fn_name(F));
+  if constexpr (F == Fn::Pow) {
+    out.push_back(sym(f, &cr2_f32<F>));
+    out.push_back(sym(d, &cr2_f64<F>));
+#if defined(__x86_64__)
+    out.push_back(sym(f + "_v4", &cr2_f32x4<F>));
+    out.push_back(sym(f + "_v8", &cr2_f32x8<F>));
+    out.push_back(sym(d + "_v2", &cr2_f64x2<F>));
+    out.push_back(sym(d + "_v4", &cr2_f64x4<F>));
+#endif
+  } else {
+    out.push_back(sym(f, &cr_f32<F>));
+    out.push_back(sym(d, &cr_f64<F>));
+#if defined(__x86_64__)
+    out.push_back(sym(f + "_v4", &cr_f32x4<F>));
+    out.push_back(sym(f + "_v8", &cr_f32x8<F>));
+    out.push_back(sym(d + "_v2", &cr_f64x2<F>));
+    out.push_back(sym(d + "_v4", &cr_f64x4<F>));
+#endif
+  }
+}
+
+}  // namespace
+
+std::string_view math_binding_name(MathBinding b) {
+  switch (b) {
+    case MathBinding::Vector: return "vector";
+    case MathBinding::Scalar: return "scalar";
+    case MathBinding::HostLibm: return "libm";
+  }
+  return "?";
+}
+
+MathBinding math_binding() { return binding().load(std::memory_order_relaxed); }
+void set_math_binding(MathBinding b) { binding().store(b, std::memory_order_relaxed); }
+
+std::string math_symbol(std::string_view base, bool f32, MathBinding b) {
+  return (b == MathBinding::HostLibm ? "stax_libm_" : "stax_cr_") + std::string(base) + (f32 ? "f" : "");
+}
+
+std::vector<VectorVariant> vector_variants(std::string_view scalar, bool f32) {
+  std::vector<VectorVariant> v;
+#if defined(__x86_64__)
+  if (scalar.rfind("stax_cr_", 0) != 0) return v;
+  int narrow = f32 ? 4 : 2;
+  v.push_back({narrow, std::string(scalar) + "_v" + std::to_string(narrow)});
+  if (host_has_avx()) v.push_back({2 * narrow, std::string(scalar) + "_v" + std::to_string(2 * narrow)});
+#else
+  (void)scalar, (void)f32;
+#endif
+  return v;
+}
+
+std::vector<RuntimeSymbol> math_symbols() {
+  std::vector<RuntimeSymbol> s;
+  add_fn<Fn::Exp>(s);
+  add_fn<Fn::Expm1>(s);
+  add_fn<Fn::Log>(s);
+  add_fn<Fn::Log2>(s);
+  add_fn<Fn::Log10>(s);
+  add_fn<Fn::Log1p>(s);
+  add_fn<Fn::Tanh>(s);
+  add_fn<Fn::Erf>(s);
+  add_fn<Fn::Sin>(s);
+  add_fn<Fn::Cos>(s);
+  add_fn<Fn::Pow>(s);
+  // The host's libm, for MathBinding::HostLibm only.
+  auto f = [&](const char* n, float (*p)(float)) { s.push_back(sym(std::string("stax_libm_") + n + "f", p)); };
+  auto d = [&](const char* n, double (*p)(double)) { s.push_back(sym(std::string("stax_libm_") + n, p)); };
+  f("exp", &::expf), d("exp", &::exp);
+  f("expm1", &::expm1f), d("expm1", &::expm1);
+  f("log", &::logf), d("log", &::log);
+  f("log2", &::log2f), d("log2", &::log2);
+  f("log10", &::log10f), d("log10", &::log10);
+  f("log1p", &::log1pf), d("log1p", &::log1p);
+  f("tanh", &::tanhf), d("tanh", &::tanh);
+  f("erf", &::erff), d("erf", &::erf);
+  f("sin", &::sinf), d("sin", &::sin);
+  f("cos", &::cosf), d("cos", &::cos);
+  s.push_back(sym("stax_libm_powf", static_cast<float (*)(float, float)>(&::powf)));
+  s.push_back(sym("stax_libm_pow", static_cast<double (*)(double, double)>(&::pow)));
+  return s;
+}
+
+}  // namespace stax::backends::cpu

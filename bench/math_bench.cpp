@@ -1,0 +1,104 @@
+// Speed of the CPU backend's transcendental functions (issue 17, "Speed"):
+// ns per element of a one-op kernel `map(fn(a) => f(a), x)` on one thread,
+// for every function of mathlib on f32 and f64, under the three math
+// bindings side by side (backends/cpu/vecmath.h): the vector variants
+// (mathlib's block fast path), the scalar entry points (mathlib's scalar
+// fast path), and the host's libm (glibc: fast, not correctly rounded — the
+// baseline). Also the share of elements that took mathlib's slow path, and
+// whether the vector and scalar bindings gave the same bits (they must).
+// Not a test: its table goes into README.md.
+//   stax_bench_math [--n ELEMENTS] [--repeats R] [--width f32|f64]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/vecmath.h"
+#include "experiments/median.h"
+#include "mathlib/crmath.h"
+#include "semantics/parser.h"
+
+using namespace stax;
+namespace cpu = stax::backends::cpu;
+using math::Fn;
+
+namespace {
+
+/// Inputs over the range where the function does real work.
+sem::Tensor inputs(Fn f, sem::DType dt, int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  bool positive = f == Fn::Log || f == Fn::Log2 || f == Fn::Log10 || f == Fn::Pow;
+  std::uniform_real_distribution<double> u(positive ? 0.0 : -10.0, 10.0);
+  sem::Tensor t(dt, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    double x = u(rng);
+    if (dt == sem::DType::F32) t.as<float>()[i] = float(x);
+    else t.as<double>()[i] = x;
+  }
+  return t;
+}
+
+struct Timing {
+  double ns_per_element;
+  sem::Tensor out;
+};
+
+Timing time_kernel(const sem::Program& p, const sem::Inputs& in, int64_t n, int repeats, cpu::MathBinding b) {
+  cpu::ScopedMathBinding scope(b);
+  cpu::CompiledProgram cp(p, {1, false, 3});
+  sem::IeeeOutcome o = cp.run(in);  // warm-up
+  std::vector<double> ns;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    o = cp.run(in);
+    ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / double(n));
+  }
+  return {experiments::median(ns), *o.outputs.at("y")};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t n = 1 << 20;
+  int repeats = 5;
+  std::string width;  // "": both
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--n")) n = std::atoll(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--width")) width = argv[i + 1];
+  }
+  std::printf("%lld elements, 1 thread, median of %d runs; ns per element of a one-op kernel\n\n", (long long)n,
+              repeats);
+  std::printf("| function | width | vector fast path | scalar fast path | host libm (glibc) | vector / libm time | "
+              "slow-path share | vector bits = scalar bits |\n|---|---|---|---|---|---|---|---|\n");
+  for (int k = 0; k < math::kNumFns; ++k) {
+    Fn f = Fn(k);
+    for (sem::DType dt : {sem::DType::F32, sem::DType::F64}) {
+      if (!width.empty() && width != sem::dtype_name(dt)) continue;
+      std::string name(math::fn_name(f)), ty = std::string(sem::dtype_name(dt)) + "[" + std::to_string(n) + "]";
+      std::string call = math::is_binary(f) ? name + "(a, b)" : name + "(a)";
+      std::string text = "input x : " + ty + "\ninput z : " + ty + "\nlet y : " + ty + " = map(fn(a, b) => " + call +
+                         ", x, z)\noutput y\n";
+      sem::ParseResult pr = sem::parse_program(text);
+      if (!std::holds_alternative<sem::Program>(pr)) return std::fprintf(stderr, "parse error: %s\n", text.c_str()), 2;
+      const sem::Program& p = std::get<sem::Program>(pr);
+      sem::Inputs in;
+      in["x"] = inputs(f, dt, n, 1);
+      in["z"] = inputs(Fn::Exp, dt, n, 2);  // pow's exponent in [-10, 10]
+      math::Width w = dt == sem::DType::F32 ? math::Width::F32 : math::Width::F64;
+      math::reset_fallback_counts();
+      Timing vec = time_kernel(p, in, n, repeats, cpu::MathBinding::Vector);
+      double slow = double(math::fallback_count(f, w)) / double(n * (repeats + 1));
+      Timing sca = time_kernel(p, in, n, repeats, cpu::MathBinding::Scalar);
+      Timing lib = time_kernel(p, in, n, repeats, cpu::MathBinding::HostLibm);
+      bool same = vec.out.data == sca.out.data;
+      std::printf("| %s | %s | %.2f | %.2f | %.2f | %.2fx | %.4f%% | %s |\n", name.c_str(),
+                  std::string(sem::dtype_name(dt)).c_str(), vec.ns_per_element, sca.ns_per_element,
+                  lib.ns_per_element, vec.ns_per_element / lib.ns_per_element, 100 * slow, same ? "yes" : "NO");
+      std::fflush(stdout);
+    }
+  }
+}
