@@ -89,8 +89,7 @@ int main(int argc, char** argv) {
               "disk", "link");
   for (const char* phase : {"off", "cold", "warm"}) {
     if (phases.find(phase) == std::string::npos) continue;
-    jit.set_capacity(1);  // empty the in-memory cache: every kernel is compiled (or loaded) again
-    jit.set_capacity(512);
+    jit.clear();  // every kernel is compiled (or loaded) again
     jit.set_cache_dir(std::strcmp(phase, "off") ? std::optional<std::string>(dir) : std::nullopt);
     Parts parts;
     int failed = 0;

@@ -279,6 +279,12 @@ int64_t Jit::cached_count() const {
   return int64_t(impl_->cache.size());
 }
 
+void Jit::clear() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->cache.clear();
+  impl_->lru.clear();
+}
+
 void Jit::set_capacity(int64_t kernels) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->capacity = size_t(std::max<int64_t>(kernels, 1));

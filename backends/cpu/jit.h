@@ -84,6 +84,8 @@ class Jit {
   /// Number of kernels in the cache, and its bound (default 512; at least 1).
   int64_t cached_count() const;
   void set_capacity(int64_t kernels);
+  /// Empties the in-memory cache (kernels still held keep running).
+  void clear();
 
   ~Jit();
 
