@@ -40,6 +40,12 @@ std::string take_error(llvm::Error e) {
   return os.str();
 }
 
+double thread_cpu_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+
 /// Hands the IRCompileLayer's compiler (SimpleCompiler) the object of the
 /// module in flight when the disk cache had it, and learns when machine code
 /// was generated (to time codegen apart from linking) and stores it. One
@@ -49,10 +55,13 @@ struct InFlight : llvm::ObjectCache {
   std::optional<std::string> hit;   ///< its checked object from disk
   ObjectFileCache* disk = nullptr;  ///< where a fresh object goes (null: nowhere)
   std::string disk_key;
-  /// Kernels compiled in less are not stored: writing an entry costs about
-  /// 0.4 ms on this machine, more than most -O0 compiles save.
+  /// Kernels whose passes and machine code took less CPU time are not
+  /// stored: writing an entry costs about 0.4 ms on this machine, more than
+  /// most -O0 compiles would save. (CPU time, so that a loaded machine
+  /// does not change what is stored.)
   double store_min_ms = 0;
-  std::chrono::steady_clock::time_point started, generated;
+  double started_cpu_ms = 0;
+  std::chrono::steady_clock::time_point generated;
   double store_ms = 0;
 
   std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module* m) override {
@@ -62,7 +71,7 @@ struct InFlight : llvm::ObjectCache {
   void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef obj) override {
     generated = std::chrono::steady_clock::now();
     if (!disk || m->getModuleIdentifier() != module_id) return;
-    if (std::chrono::duration<double, std::milli>(generated - started).count() < store_min_ms) return;
+    if (thread_cpu_ms() - started_cpu_ms < store_min_ms) return;
     disk->store(disk_key, obj.getBuffer().str());
     store_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - generated).count();
   }
@@ -75,7 +84,7 @@ struct InFlight : llvm::ObjectCache {
 /// after kEngineCompiles compilations; the old one lives on until the last
 /// kernel it compiled is released.
 constexpr int64_t kEngineCompiles = 2000;
-constexpr double kStoreMinMs = 2;
+constexpr double kStoreMinMs = 5;
 struct Engine {
   InFlight in_flight;  ///< declared first: the JIT's compiler points to it
   /// Kernel names defined in the JIT now. A kernel's name comes from its key
@@ -140,12 +149,6 @@ struct Lease {
     engine->live.erase(name);
   }
 };
-
-double thread_cpu_ms() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
-}
 
 std::string hex64(uint64_t v) {
   char b[17];
@@ -359,7 +362,7 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   auto t4 = Clock::now();
   // A disk hit already holds the optimised object: the module is only the
   // compile layer's handle on it.
-  fl.started = t4;
+  fl.started_cpu_ms = thread_cpu_ms();
   if (!fl.hit) impl_->optimise(*mod, opt_level);
   auto t5 = Clock::now();
   if (impl_->keep_ir) {

@@ -77,8 +77,8 @@ class Jit {
   /// The on-disk object cache's directory (none: off). Initially
   /// default_cache_dir() (object_cache.h: STAX_JIT_CACHE=0,
   /// STAX_JIT_CACHE_DIR, XDG_CACHE_HOME, HOME). Kernels whose optimisation
-  /// and machine code took under `store_min_ms` (negative: the default,
-  /// 2 ms) are not stored.
+  /// and machine code took under `store_min_ms` of CPU time (negative: the
+  /// default, 5 ms) are not stored.
   void set_cache_dir(std::optional<std::string> dir, double store_min_ms = -1);
   std::optional<std::string> cache_dir() const;
   /// Number of kernels in the cache, and its bound (default 512; at least 1).
