@@ -85,6 +85,9 @@ struct InFlight : llvm::ObjectCache {
 /// kernel it compiled is released.
 constexpr int64_t kEngineCompiles = 2000;
 constexpr double kStoreMinMs = 5;
+/// The pass pipeline (Impl::optimise), part of every disk cache key: change
+/// it with the pipeline.
+constexpr const char* kPipeline = "pipeline: new PM per-module O<level>, no unrolling, no interleaving";
 struct Engine {
   InFlight in_flight;  ///< declared first: the JIT's compiler points to it
   /// Kernel names defined in the JIT now. A kernel's name comes from its key
@@ -335,13 +338,6 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   fl.hit.reset();
   fl.disk = nullptr;
   fl.store_ms = 0;
-  if (use_disk) {
-    fl.disk_key = impl_->identity + "\nname " + fname + "\n" + key;
-    // With keep_ir the optimised IR is wanted: compile, and refresh the entry.
-    if (!impl_->keep_ir) fl.hit = impl_->disk->load(fl.disk_key);
-    if (!fl.hit) fl.disk = impl_->disk.get();
-    fl.store_min_ms = impl_->store_min_ms;
-  }
   auto t2 = Clock::now();
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>(fname, *ctx);
@@ -360,6 +356,19 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
     throw CompileError("invalid LLVM IR for kernel:\n" + key_text + "\n" + vos.str() + "\n" + os.str());
   }
   auto t4 = Clock::now();
+  if (use_disk) {
+    // The key holds the emitted IR itself, not only the kernel text: a
+    // cached object must not outlive a change of the code generator.
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    mod->print(os, nullptr);
+    fl.disk_key = impl_->identity + "\n" + kPipeline + "\n" + key + "\n" + os.str();
+    // With keep_ir the optimised IR is wanted: compile, and refresh the entry.
+    if (!impl_->keep_ir) fl.hit = impl_->disk->load(fl.disk_key);
+    if (!fl.hit) fl.disk = impl_->disk.get();
+    fl.store_min_ms = impl_->store_min_ms;
+  }
+  auto t4d = Clock::now();
   // A disk hit already holds the optimised object: the module is only the
   // compile layer's handle on it.
   fl.started_cpu_ms = thread_cpu_ms();
@@ -394,10 +403,10 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   k.engine_ms = ms(t0, t1);
   k.emit_ms = ms(t2, t3);
   k.verify_ms = ms(t3, t4);
-  k.optimise_ms = ms(t4, t5);
+  k.optimise_ms = ms(t4d, t5);
   // With a hit nothing is generated: `generated` stays at t5.
   k.codegen_ms = ms(t5, fl.generated);
-  k.disk_ms = ms(t1, t2) + fl.store_ms;
+  k.disk_ms = ms(t4, t4d) + fl.store_ms;
   k.link_ms = ms(fl.generated, t6) - fl.store_ms;
   fl.hit.reset();
   return k;

@@ -48,7 +48,8 @@ std::string hex(const uint8_t* p, size_t n) {
 }  // namespace
 
 std::string code_generator_identity() {
-  std::string s = std::string(kFormat) + "\nLLVM " + LLVM_VERSION_STRING + "\ncpu " + llvm::sys::getHostCPUName().str() +
+  std::string s = std::string(kFormat) + "\nLLVM " + LLVM_VERSION_STRING + "\n" +
+                  llvm::sys::getProcessTriple() + "\ncpu " + llvm::sys::getHostCPUName().str() +
                   "\nfeatures";
   llvm::StringMap<bool> features;
   std::vector<std::string> on;

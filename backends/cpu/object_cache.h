@@ -16,7 +16,7 @@
 namespace stax::backends::cpu {
 
 /// What identifies the code generator: a format version, the LLVM version,
-/// the host CPU name and features. Part of every key.
+/// the host triple, CPU name and features. Part of every key.
 std::string code_generator_identity();
 
 /// The cache directory the environment asks for: none with STAX_JIT_CACHE=0,
