@@ -74,7 +74,7 @@ class Jit {
   /// Number of kernels compiled (not served from the in-memory cache; disk
   /// cache hits included).
   int64_t compiled_count() const;
-  /// The on-disk object cache's directory (none: off). Initially
+  /// The on-disk object cache's directory (none: off; never used at O0). Initially
   /// default_cache_dir() (object_cache.h: STAX_JIT_CACHE=0,
   /// STAX_JIT_CACHE_DIR, XDG_CACHE_HOME, HOME). Kernels whose optimisation
   /// and machine code took under `store_min_ms` of CPU time (negative: the
