@@ -1,7 +1,7 @@
 // The process-wide LLVM ORC JIT of the CPU backend (LLJIT, Debian's LLVM 15)
 // and its compile caches: in memory, keyed by the kernel's printed text, and
-// on disk (object_cache.h), keyed by that text and the code generator's
-// identity. Modules are optimised with the new pass manager for the host
+// on disk (object_cache.h), keyed by the emitted IR, the pass pipeline and
+// the code generator's identity (LLVM version, host CPU). Modules are optimised with the new pass manager for the host
 // CPU, with floating-point contraction off (FPOpFusion::Strict) and no
 // fast-math flags: the optimiser may vectorise only what reassociates
 // nothing.
