@@ -125,15 +125,19 @@ int bench_command(const BenchOptions& o) {
       std::string shape = std::string(kr.lanes ? "lanes" : (kr.text.rfind("red(", 0) == 0 ? "fold" : "pointwise")) +
                           ", parallel over " + std::to_string(kr.parallel_extent);
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
-                      {"compile_parts_ms", {{"emit", kr.emit_ms}, {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms}}},
-                      {"cached", kr.cached}, {"run_ms", run}, {"bytes", bytes}, {"gb_per_s", gbs},
+                      {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},
+                                            {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms},
+                                            {"disk_cache", kr.disk_ms}, {"link", kr.link_ms}}},
+                      {"cached", kr.cached}, {"disk_cached", kr.disk_cached}, {"run_ms", run}, {"bytes", bytes}, {"gb_per_s", gbs},
                       {"copy_gb_per_s", cgbs}, {"ratio_to_copy", ratio}, {"shape", shape}});
       if (!o.json)
         std::printf("%-12s %10.2f %10.3f %10.2f %9.2f %11.2f %7.2f  %s\n", kr.binding.c_str(), kr.compile_ms, run,
                     double(bytes) / 1e6, gbs, cgbs, ratio, shape.c_str());
       if (!o.json && !kr.cached)
-        std::printf("%-12s   (compile: emit %.2f, optimise %.2f, machine code %.2f ms)\n", "", kr.emit_ms,
-                    kr.optimise_ms, kr.codegen_ms);
+        std::printf("%-12s   (compile: emit %.2f, verify %.2f, optimise %.2f, machine code %.2f, link %.2f, "
+                    "disk cache %.2f%s ms)\n",
+                    "", kr.emit_ms, kr.verify_ms, kr.optimise_ms, kr.codegen_ms, kr.link_ms, kr.disk_ms,
+                    kr.disk_cached ? " (hit)" : "");
       if (o.dump_ir) std::cerr << "; kernel " << kr.binding << "\n" << cp.ir(k) << "\n";
     }
     out["kernels"] = rows;

@@ -76,10 +76,16 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.binding = b.name;
     r.text = print_expr(b.expr, &impl_->program);
     r.compile_ms = k.compile_ms;
+    r.compile_cpu_ms = k.compile_cpu_ms;
+    r.engine_ms = k.engine_ms;
     r.emit_ms = k.emit_ms;
+    r.verify_ms = k.verify_ms;
     r.optimise_ms = k.optimise_ms;
     r.codegen_ms = k.codegen_ms;
+    r.disk_ms = k.disk_ms;
+    r.link_ms = k.link_ms;
     r.cached = k.cached;
+    r.disk_cached = k.disk_cached;
     r.lanes = ks.lanes;
     r.parallel_extent = ks.parallel_extent;
     r.bytes_written = bytes_of(spec.types[0]);

@@ -23,9 +23,9 @@ struct CpuOptions {
 struct KernelReport {
   std::string binding;
   std::string text;  ///< the binding as compiled, printed
-  double compile_ms = 0;
-  double emit_ms = 0, optimise_ms = 0, codegen_ms = 0;
-  bool cached = false;
+  double compile_ms = 0, compile_cpu_ms = 0;  ///< and its parts (CompiledKernel)
+  double engine_ms = 0, emit_ms = 0, verify_ms = 0, optimise_ms = 0, codegen_ms = 0, disk_ms = 0, link_ms = 0;
+  bool cached = false, disk_cached = false;
   bool lanes = false;
   int64_t parallel_extent = 1;
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move

@@ -1,5 +1,7 @@
 #include "backends/cpu/jit.h"
 
+#include <llvm/ExecutionEngine/ObjectCache.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -8,17 +10,23 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/xxhash.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
+#include "backends/cpu/object_cache.h"
 #include "semantics/mutants.h"
 
 namespace stax::backends::cpu {
@@ -32,6 +40,43 @@ std::string take_error(llvm::Error e) {
   return os.str();
 }
 
+double thread_cpu_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
+}
+
+/// Hands the IRCompileLayer's compiler (SimpleCompiler) the object of the
+/// module in flight when the disk cache had it, and learns when machine code
+/// was generated (to time codegen apart from linking) and stores it. One
+/// compile is in flight per engine at a time (Jit::Impl::mu).
+struct InFlight : llvm::ObjectCache {
+  std::string module_id;            ///< the module this applies to; other modules are left alone
+  std::optional<std::string> hit;   ///< its checked object from disk
+  ObjectFileCache* disk = nullptr;  ///< where a fresh object goes (null: nowhere)
+  std::string disk_key;
+  /// Kernels whose passes and machine code took less CPU time are not
+  /// stored: writing an entry costs about 0.4 ms here (a new ext4 inode),
+  /// more than a quick compile would save. (CPU time, so that a loaded
+  /// machine does not change what is stored.)
+  double store_min_ms = 0;
+  double started_cpu_ms = 0;
+  std::chrono::steady_clock::time_point generated;
+  double store_ms = 0;
+
+  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module* m) override {
+    if (!hit || m->getModuleIdentifier() != module_id) return nullptr;
+    return llvm::MemoryBuffer::getMemBufferCopy(*hit, module_id);
+  }
+  void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef obj) override {
+    generated = std::chrono::steady_clock::now();
+    if (!disk || m->getModuleIdentifier() != module_id) return;
+    if (thread_cpu_ms() - started_cpu_ms < store_min_ms) return;
+    disk->store(disk_key, obj.getBuffer().str());
+    store_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - generated).count();
+  }
+};
+
 /// One LLJIT per optimisation level: the machine-code generator's level is
 /// fixed when an LLJIT is built. An LLJIT keeps a little of every object it
 /// linked (ORC's per-object records, its symbol string pool: about 40 KB/s
@@ -39,7 +84,17 @@ std::string take_error(llvm::Error e) {
 /// after kEngineCompiles compilations; the old one lives on until the last
 /// kernel it compiled is released.
 constexpr int64_t kEngineCompiles = 2000;
+constexpr double kStoreMinMs = 5;
+/// The pass pipeline (Impl::optimise), part of every disk cache key: change
+/// it with the pipeline.
+constexpr const char* kPipeline = "pipeline: new PM per-module O<level>, no unrolling, no interleaving";
 struct Engine {
+  InFlight in_flight;  ///< declared first: the JIT's compiler points to it
+  /// Kernel names defined in the JIT now. A kernel's name comes from its key
+  /// (a cached object defines that name), so a key compiled again while an
+  /// evicted copy is still held needs another name.
+  std::mutex live_mu;
+  std::set<std::string> live;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> tm;
   int64_t compiled = 0;
@@ -61,7 +116,16 @@ std::shared_ptr<Engine> make_engine(int level) {
   auto tm = jtmb->createTargetMachine();
   if (!tm) throw CompileError("LLVM target machine: " + take_error(tm.takeError()));
   e.tm = std::move(*tm);
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  InFlight* cache = &e.in_flight;
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*jtmb))
+                 .setCompileFunctionCreator([cache](llvm::orc::JITTargetMachineBuilder b)
+                                                -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                   auto t = b.createTargetMachine();
+                   if (!t) return t.takeError();
+                   return std::make_unique<llvm::orc::TMOwningSimpleCompiler>(std::move(*t), cache);
+                 })
+                 .create();
   if (!jit) throw CompileError("LLJIT: " + take_error(jit.takeError()));
   e.jit = std::move(*jit);
   // Runtime and libm symbols by address (runtime.h).
@@ -80,10 +144,20 @@ std::shared_ptr<Engine> make_engine(int level) {
 struct Lease {
   std::shared_ptr<Engine> engine;  ///< outlives rt (members are destroyed in reverse order)
   llvm::orc::ResourceTrackerSP rt;
+  std::string name;
   ~Lease() {
-    if (rt) llvm::consumeError(rt->remove());
+    if (!rt) return;
+    llvm::consumeError(rt->remove());
+    std::lock_guard<std::mutex> lock(engine->live_mu);
+    engine->live.erase(name);
   }
 };
+
+std::string hex64(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
 
 struct Entry {
   KernelFn fn;
@@ -104,6 +178,9 @@ struct Jit::Impl {
   std::map<std::string, std::string> ir;
   bool keep_ir = false;
   int64_t counter = 0;
+  std::unique_ptr<ObjectFileCache> disk;
+  double store_min_ms = kStoreMinMs;
+  std::string identity;  ///< code_generator_identity(), part of every disk key
 
   void evict() {
     while (cache.size() > capacity) {
@@ -139,6 +216,14 @@ struct Jit::Impl {
     llvm::PipelineTuningOptions pto;
     pto.LoopVectorization = level >= 2;
     pto.SLPVectorization = level >= 2;
+    // Unrolling and the vectoriser's interleaving multiply the code the
+    // back end must compile: without them the median compile of a kernel
+    // (examples and generated programs, stax_bench_jit_latency) took half
+    // the CPU time and the slowest a tenth, while the element loops are
+    // still vectorised and the memory-bound kernels of `stax bench` ran as
+    // fast (README, CPU backend).
+    pto.LoopUnrolling = false;
+    pto.LoopInterleaving = false;
     llvm::PassBuilder pb(engines[level]->tm.get(), pto);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
@@ -156,6 +241,20 @@ struct Jit::Impl {
 Jit::Jit() : impl_(new Impl) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  impl_->identity = code_generator_identity();
+  if (auto d = default_cache_dir()) impl_->disk = std::make_unique<ObjectFileCache>(*d);
+}
+
+void Jit::set_cache_dir(std::optional<std::string> dir, double store_min_ms) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->disk = dir ? std::make_unique<ObjectFileCache>(*dir) : nullptr;
+  impl_->store_min_ms = store_min_ms < 0 ? kStoreMinMs : store_min_ms;
+}
+
+std::optional<std::string> Jit::cache_dir() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->disk) return std::nullopt;
+  return impl_->disk->dir();
 }
 
 Jit::~Jit() { delete impl_; }
@@ -186,6 +285,12 @@ int64_t Jit::cached_count() const {
   return int64_t(impl_->cache.size());
 }
 
+void Jit::clear() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->cache.clear();
+  impl_->lru.clear();
+}
+
 void Jit::set_capacity(int64_t kernels) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->capacity = size_t(std::max<int64_t>(kernels, 1));
@@ -204,27 +309,73 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
     k.cached = true;
     return k;
   }
-  auto t0 = std::chrono::steady_clock::now();
-  std::string fname = "stax_kernel_" + std::to_string(impl_->counter++);
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto mod = std::make_unique<llvm::Module>(fname, *ctx);
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  CompiledKernel k;
+  double cpu0 = thread_cpu_ms();
+  auto t0 = Clock::now();
+  ++impl_->counter;
   std::shared_ptr<Engine> ep = impl_->engine(opt_level);
   Engine& eng = *ep;
   ++eng.compiled;
+  auto t1 = Clock::now();
+  // The name is a function of the key, so that an object from the disk
+  // cache defines the symbol looked up here.
+  std::string fname = "stax_kernel_" + hex64(llvm::xxHash64(key));
+  // Not at O0: its kernels compile in about 1 ms, and the lookup alone
+  // (printing the IR for the key) cost a fuzzing campaign 15 % of its CPU.
+  bool use_disk = impl_->disk != nullptr && opt_level > 0;
+  {
+    std::lock_guard<std::mutex> live_lock(eng.live_mu);
+    if (!eng.live.insert(fname).second) {
+      fname += "_" + std::to_string(impl_->counter);
+      use_disk = false;
+      eng.live.insert(fname);
+    }
+  }
+  InFlight& fl = eng.in_flight;
+  fl.module_id = fname;
+  fl.hit.reset();
+  fl.disk = nullptr;
+  fl.store_ms = 0;
+  auto t2 = Clock::now();
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>(fname, *ctx);
   mod->setDataLayout(eng.tm->createDataLayout());
   mod->setTargetTriple(eng.tm->getTargetTriple().str());
   std::vector<std::string> reasons = emit(*mod, fname);
+  auto t3 = Clock::now();
   std::string verr;
   llvm::raw_string_ostream vos(verr);
   if (llvm::verifyModule(*mod, &vos)) {
+    std::lock_guard<std::mutex> live_lock(eng.live_mu);
+    eng.live.erase(fname);
     std::string ir;
     llvm::raw_string_ostream os(ir);
     mod->print(os, nullptr);
     throw CompileError("invalid LLVM IR for kernel:\n" + key_text + "\n" + vos.str() + "\n" + os.str());
   }
-  auto t1 = std::chrono::steady_clock::now();
-  impl_->optimise(*mod, opt_level);
-  auto t2 = std::chrono::steady_clock::now();
+  auto t4 = Clock::now();
+  if (use_disk) {
+    // The key holds the emitted IR itself, not only the kernel text: a
+    // cached object must not outlive a change of the code generator.
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    mod->print(os, nullptr);
+    fl.disk_key = impl_->identity + "\n" + kPipeline + "\n" + key + "\n" + os.str();
+    // With keep_ir the optimised IR is wanted: compile, and refresh the entry.
+    if (!impl_->keep_ir) fl.hit = impl_->disk->load(fl.disk_key);
+    if (!fl.hit) fl.disk = impl_->disk.get();
+    fl.store_min_ms = impl_->store_min_ms;
+  }
+  auto t4d = Clock::now();
+  // A disk hit already holds the optimised object: the module is only the
+  // compile layer's handle on it.
+  fl.started_cpu_ms = thread_cpu_ms();
+  if (!fl.hit) impl_->optimise(*mod, opt_level);
+  auto t5 = Clock::now();
   if (impl_->keep_ir) {
     std::string ir;
     llvm::raw_string_ostream os(ir);
@@ -233,22 +384,33 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   }
   auto lease = std::make_shared<Lease>();
   lease->engine = ep;
+  lease->name = fname;
   lease->rt = eng.jit->getMainJITDylib().createResourceTracker();
+  fl.generated = t5;
   if (auto err = eng.jit->addIRModule(lease->rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
     throw CompileError("JIT failed for kernel:\n" + key_text + "\n" + take_error(std::move(err)));
   auto addr = eng.jit->lookup(fname);
   if (!addr) throw CompileError("JIT lookup failed for kernel:\n" + key_text + "\n" + take_error(addr.takeError()));
   KernelFn fn = addr->toPtr<KernelFn>();
-  auto t3 = std::chrono::steady_clock::now();
-  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  auto t6 = Clock::now();
   impl_->lru.push_front(key);
   impl_->cache.emplace(key, Entry{fn, reasons, lease, impl_->lru.begin(), &eng});
   impl_->evict();
-  CompiledKernel k{fn, std::move(lease), std::move(reasons)};
-  k.compile_ms = ms(t0, t3);
-  k.emit_ms = ms(t0, t1);
-  k.optimise_ms = ms(t1, t2);
-  k.codegen_ms = ms(t2, t3);
+  k.fn = fn;
+  k.lease = std::move(lease);
+  k.reasons = std::move(reasons);
+  k.disk_cached = fl.hit.has_value();
+  k.compile_ms = ms(t0, t6);
+  k.compile_cpu_ms = thread_cpu_ms() - cpu0;
+  k.engine_ms = ms(t0, t1);
+  k.emit_ms = ms(t2, t3);
+  k.verify_ms = ms(t3, t4);
+  k.optimise_ms = ms(t4d, t5);
+  // With a hit nothing is generated: `generated` stays at t5.
+  k.codegen_ms = ms(t5, fl.generated);
+  k.disk_ms = ms(t4, t4d) + fl.store_ms;
+  k.link_ms = ms(fl.generated, t6) - fl.store_ms;
+  fl.hit.reset();
   return k;
 }
 

@@ -1,13 +1,16 @@
 // The process-wide LLVM ORC JIT of the CPU backend (LLJIT, Debian's LLVM 15)
-// and its compile cache, keyed by the kernel's printed text. Modules are
-// optimised with the new pass manager at O3 for the host CPU, with
-// floating-point contraction off (FPOpFusion::Strict) and no fast-math
-// flags: the optimiser may vectorise only what reassociates nothing.
+// and its compile caches: in memory, keyed by the kernel's printed text, and
+// on disk (object_cache.h), keyed by the emitted IR, the pass pipeline and
+// the code generator's identity (LLVM version, host CPU). Modules are optimised with the new pass manager for the host
+// CPU, with floating-point contraction off (FPOpFusion::Strict) and no
+// fast-math flags: the optimiser may vectorise only what reassociates
+// nothing.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,9 +39,15 @@ struct CompiledKernel {
   /// CompiledKernel holds it any more.
   std::shared_ptr<const void> lease;
   std::vector<std::string> reasons;  ///< the kernel's failure reasons, by FailRecord::reason
-  double compile_ms = 0;  ///< IR emission, optimisation and machine code; 0 when cached
-  double emit_ms = 0, optimise_ms = 0, codegen_ms = 0;  ///< its parts
-  bool cached = false;
+  double compile_ms = 0;  ///< everything below, wall clock; 0 when cached in memory
+  /// The compiling thread's CPU time: what a loaded machine does not inflate.
+  double compile_cpu_ms = 0;
+  /// Its parts: a new JIT engine (once per kEngineCompiles kernels), IR
+  /// emission, the IR verifier, the pass pipeline, machine code, the disk
+  /// cache (load and checks, or store), and ORC's linking and lookup.
+  double engine_ms = 0, emit_ms = 0, verify_ms = 0, optimise_ms = 0, codegen_ms = 0, disk_ms = 0, link_ms = 0;
+  bool cached = false;       ///< served from the in-memory cache
+  bool disk_cached = false;  ///< object code from the disk cache (not optimised nor generated here)
 };
 
 /// Emits a function named `fname` with the KernelFn signature into `m`;
@@ -62,11 +71,21 @@ class Jit {
   std::string optimised_ir(const std::string& key) const;
   void set_keep_ir(bool on);
 
-  /// Number of kernels compiled (not served from the cache).
+  /// Number of kernels compiled (not served from the in-memory cache; disk
+  /// cache hits included).
   int64_t compiled_count() const;
+  /// The on-disk object cache's directory (none: off; never used at O0). Initially
+  /// default_cache_dir() (object_cache.h: STAX_JIT_CACHE=0,
+  /// STAX_JIT_CACHE_DIR, XDG_CACHE_HOME, HOME). Kernels whose optimisation
+  /// and machine code took under `store_min_ms` of CPU time (negative: the
+  /// default, 5 ms) are not stored.
+  void set_cache_dir(std::optional<std::string> dir, double store_min_ms = -1);
+  std::optional<std::string> cache_dir() const;
   /// Number of kernels in the cache, and its bound (default 512; at least 1).
   int64_t cached_count() const;
   void set_capacity(int64_t kernels);
+  /// Empties the in-memory cache (kernels still held keep running).
+  void clear();
 
   ~Jit();
 
