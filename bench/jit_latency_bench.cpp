@@ -17,21 +17,16 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "bench/percentile.h"
 #include "oracle/program_gen.h"
 #include "semantics/parser.h"
 
 using namespace stax;
 namespace fs = std::filesystem;
+using stax::bench::pct;
 namespace cpu = stax::backends::cpu;
 
 namespace {
-
-double pct(std::vector<double> xs, double p) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  size_t k = size_t(p * double(xs.size() - 1) + 0.5);
-  return xs[std::min(k, xs.size() - 1)];
-}
 
 struct Parts {
   std::vector<double> total, cpu, engine, emit, verify, optimise, codegen, disk, link;

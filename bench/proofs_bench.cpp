@@ -12,21 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "bench/percentile.h"
 #include "oracle/program_gen.h"
 #include "proofs/program_obligations.h"
 #include "semantics/parser.h"
 
 using namespace stax;
 namespace fs = std::filesystem;
+using stax::bench::pct;
 
 namespace {
-
-double pct(std::vector<double> xs, double p) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  size_t k = size_t(p * double(xs.size() - 1) + 0.5);
-  return xs[std::min(k, xs.size() - 1)];
-}
 
 struct Stats {
   std::vector<double> ms;

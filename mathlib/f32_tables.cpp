@@ -5,6 +5,8 @@
 
 #include <mpfr.h>
 
+#include "mathlib/mpfr_big.h"
+
 #include <bit>
 #include <cmath>
 #include <initializer_list>
@@ -13,18 +15,6 @@ namespace stax::math::f32 {
 
 namespace {
 
-constexpr mpfr_prec_t kPrec = 256;
-
-/// An MPFR number at 256 bits that clears itself.
-struct Big {
-  mpfr_t v;
-  Big() { mpfr_init2(v, kPrec); }
-  explicit Big(double d) : Big() { mpfr_set_d(v, d, MPFR_RNDN); }
-  ~Big() { mpfr_clear(v); }
-  Big(const Big&) = delete;
-  Big& operator=(const Big&) = delete;
-  double get() const { return mpfr_get_d(v, MPFR_RNDN); }
-};
 
 /// v rounded to `bits` significant bits (a "hi" part whose products with
 /// small integers are exact in binary64).

@@ -3,20 +3,11 @@
 #include <gmp.h>
 #include <mpfr.h>
 
+#include "mathlib/mpfr_big.h"
+
 namespace stax::math::f64 {
 
 namespace {
-
-constexpr mpfr_prec_t kPrec = 256;
-
-// RAII for one MPFR variable at kPrec bits.
-struct Big {
-  mpfr_t v;
-  Big() { mpfr_init2(v, kPrec); }
-  ~Big() { mpfr_clear(v); }
-  Big(const Big&) = delete;
-  Big& operator=(const Big&) = delete;
-};
 
 DD to_dd(const mpfr_t x) {
   Big t;
@@ -26,7 +17,7 @@ DD to_dd(const mpfr_t x) {
 }
 
 // Rounds x to `bits` significant bits, stores it in *out and subtracts it
-// from x (exactly: x has kPrec bits, the piece is a prefix of it).
+// from x (exactly: x has Big::kBits bits, the piece is a prefix of it).
 void peel(mpfr_t x, int bits, double* out) {
   mpfr_t p;
   mpfr_init2(p, bits);
