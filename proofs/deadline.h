@@ -3,7 +3,9 @@
 // deadlock (Z3Prover/z3#5371, #5990); we never set it, and instead interrupt
 // the context from a thread of our own (Z3_interrupt is the thread-safe way
 // in). The interrupt only cancels a check in progress, so a late one is
-// harmless.
+// harmless; a check in a phase that polls no cancel flag (some rewriting and
+// bit-blasting steps) misses one, so after expiry the interrupt is repeated
+// every 20 ms until the guarded call returns.
 #pragma once
 
 #include <chrono>
@@ -19,10 +21,10 @@ class Deadline {
   Deadline(unsigned ms, std::function<void()> on_expiry) {
     thread_ = std::thread([this, ms, f = std::move(on_expiry)] {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return done_; })) {
-        expired_ = true;
-        f();
-      }
+      if (cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return done_; })) return;
+      expired_ = true;
+      do f();
+      while (!cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return done_; }));
     });
   }
   ~Deadline() {
