@@ -88,7 +88,7 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
 /// pow(1, NaN), both 1) return the NaN operand quieted, the first one
 /// first, as the host libm does (x + y on x86), where MPFR's NaN has no
 /// payload.
-float resolve(Fn f, float x, float y, const Tables& T) {
+[[gnu::noinline]] float resolve(Fn f, float x, float y, const Tables& T) {
   if ((f == Fn::Sin || f == Fn::Cos) && std::fabs(x) > f32::kTrigMax && std::isfinite(x)) {
     Cand c = f == Fn::Sin ? f32::k_trig_big<false>(x, T) : f32::k_trig_big<true>(x, T);
     if (!c.slow) return c.out;
@@ -102,7 +102,85 @@ float resolve(Fn f, float x, float y, const Tables& T) {
 
 constexpr size_t kChunk = 512;
 
+// One register's worth of lanes, for the CPU backend's vector variants: the
+// same kernel as the block loops, inlined over N lanes with no dispatch on
+// Fn or on the CPU, and the flags reduced to one test, so a call costs about
+// what N elements of the block loop do. The 8-lane body is compiled for
+// AVX2 (callers offer it only where the host has AVX2) and the 4-lane one for
+// the baseline; -ffp-contract=off holds in both, so every lane computes the
+// binary64 operations of eval_f32 and gets its bits.
+template <Fn F>
+inline Cand lane_kernel(float x, [[maybe_unused]] float y, const Tables& T, double pert) {
+  if constexpr (F == Fn::Exp) return f32::k_exp(x, T, pert);
+  else if constexpr (F == Fn::Expm1) return f32::k_expm1(x, T, pert);
+  else if constexpr (F == Fn::Log) return f32::k_log(x, T, pert);
+  else if constexpr (F == Fn::Log2) return f32::k_log2(x, T, pert);
+  else if constexpr (F == Fn::Log10) return f32::k_log10(x, T, pert);
+  else if constexpr (F == Fn::Log1p) return f32::k_log1p(x, T, pert);
+  else if constexpr (F == Fn::Tanh) return f32::k_tanh(x, T, pert);
+  else if constexpr (F == Fn::Erf) return f32::k_erf(x, T, pert);
+  else if constexpr (F == Fn::Sin) return f32::k_trig<false>(x, T, pert);
+  else if constexpr (F == Fn::Cos) return f32::k_trig<true>(x, T, pert);
+  else return f32::k_pow(x, y, T, pert);
+}
+
+template <Fn F, int N>
+[[gnu::always_inline]] inline void lanes_body(float* out, const float* x, const float* y) {
+  const Tables& T = f32::tables();
+  const double pert = g_pert[size_t(F)];
+  float o[N];
+  uint32_t slow[N];
+  constexpr bool kBinary = F == Fn::Pow;  // y is read only then (null otherwise)
+  for (int i = 0; i < N; ++i) {
+    Cand c = lane_kernel<F>(x[i], kBinary ? y[i] : 0.0f, T, pert);
+    o[i] = c.out;
+    slow[i] = c.slow;
+  }
+  uint32_t any = 0;
+  for (int i = 0; i < N; ++i) any |= slow[i];
+  // x and y are read before out is written: out may alias them.
+  if (__builtin_expect(any != 0, 0))
+    for (int i = 0; i < N; ++i)
+      if (slow[i]) o[i] = resolve(F, x[i], kBinary ? y[i] : 0.0f, T);
+  for (int i = 0; i < N; ++i) out[i] = o[i];
+}
+
 }  // namespace
+
+// flatten: inline the whole kernel (erf's and pow's are past GCC's size
+// limits otherwise, and a call per lane would undo the point); resolve()
+// stays a call.
+template <Fn F>
+[[gnu::flatten]] void f32::eval_lanes4(float* out, const float* x, const float* y) {
+  lanes_body<F, 4>(out, x, y);
+}
+
+#if defined(__x86_64__)
+template <Fn F>
+[[gnu::flatten]] __attribute__((target("avx2"))) void f32::eval_lanes8(float* out, const float* x, const float* y) {
+  lanes_body<F, 8>(out, x, y);
+}
+#define STAX_F32_LANES8(F) template void f32::eval_lanes8<F>(float*, const float*, const float*);
+#else
+#define STAX_F32_LANES8(F)
+#endif
+
+#define STAX_F32_LANES(F)                                                        \
+  template void f32::eval_lanes4<F>(float*, const float*, const float*); \
+  STAX_F32_LANES8(F)
+STAX_F32_LANES(Fn::Exp)
+STAX_F32_LANES(Fn::Expm1)
+STAX_F32_LANES(Fn::Log)
+STAX_F32_LANES(Fn::Log2)
+STAX_F32_LANES(Fn::Log10)
+STAX_F32_LANES(Fn::Log1p)
+STAX_F32_LANES(Fn::Tanh)
+STAX_F32_LANES(Fn::Erf)
+STAX_F32_LANES(Fn::Sin)
+STAX_F32_LANES(Fn::Cos)
+STAX_F32_LANES(Fn::Pow)
+#undef STAX_F32_LANES
+#undef STAX_F32_LANES8
 
 void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
   const Tables& T = f32::tables();

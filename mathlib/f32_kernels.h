@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "mathlib/crmath.h"
 #include "mathlib/f32_tables.h"
 
 namespace stax::math::f32 {
@@ -222,7 +223,7 @@ inline Cand k_tanh(float x, const Tables& T, double pert) {
 // |x| >= 4: erf rounds to +-1 (1 - erf 4 < 2^-26).
 inline constexpr double kErrErf = 0x1p-44;
 
-inline Cand k_erf(float x, const Tables& T, double pert) {
+[[gnu::always_inline]] inline Cand k_erf(float x, const Tables& T, double pert) {
   double a = clamp(std::fabs(double(x)), 0.0, 4.0);
   double t = a * a;
   double y = T.two_over_sqrt_pi * a * exp_core(-t, T) * horner(T.erf_c, t);
@@ -315,7 +316,7 @@ inline Cand k_trig_big(float x, const Tables& T) {
 //    product t*ln2 (u * 105) and kErrExp: < 2^-40.8 relative.
 inline constexpr double kErrPow = 0x1p-39;
 
-inline Cand k_pow(float x, float y, const Tables& T, double pert) {
+[[gnu::always_inline]] inline Cand k_pow(float x, float y, const Tables& T, double pert) {
   // Every test is on double lanes and uses & and |: GCC's vectoriser gives
   // up on branches, on masks of mixed widths, and on its own rewrite of
   // isfinite into unsigned 64-bit compares (AVX2 has none); a - a is 0
@@ -339,5 +340,16 @@ inline Cand k_pow(float x, float y, const Tables& T, double pert) {
   // in f32.cpp (Annex F's table).
   return round_test(regular ? res : NAN, kErrPow);
 }
+
+/// One register's worth of lanes of F, for the CPU backend's vector
+/// variants (f32.cpp): out[i] = eval_f32(F, x[i], y[i]) for i < 4 or 8, bit
+/// for bit (y is null for unary functions; out may alias x or y). The
+/// 8-lane one is compiled for AVX2: call it only where the CPU has AVX2.
+template <Fn F>
+void eval_lanes4(float* out, const float* x, const float* y);
+#if defined(__x86_64__)
+template <Fn F>
+__attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, const float* y);
+#endif
 
 }  // namespace stax::math::f32

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "mathlib/crmath.h"
+#include "mathlib/f32_kernels.h"
 
 namespace stax::backends::cpu {
 namespace {
@@ -49,39 +50,41 @@ double cr2_f64(double x, double y) {
 // register, as LLVM passes an <N x T> argument: xmm for 16 bytes (SSE2,
 // baseline x86-64), ymm for 32 bytes, which needs the function compiled for
 // AVX (target attribute) — otherwise GCC passes it in memory and the JIT's
-// call would not match. The lanes go through memory to the block entry
-// point, which runs the vectorised fast path over them.
+// call would not match.
 typedef float F32x4 __attribute__((vector_size(16)));
 typedef float F32x8 __attribute__((vector_size(32)));
 typedef double F64x2 __attribute__((vector_size(16)));
 typedef double F64x4 __attribute__((vector_size(32)));
 
+// f32: one register's worth of lanes through f32::eval_lanes4/8, the fast
+// path inlined over the lanes (no block loop); the 8-lane body uses AVX2.
 template <Fn F>
 F32x4 cr_f32x4(F32x4 x) {
   F32x4 r;
-  math::eval_f32_n(F, 4, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x));
+  math::f32::eval_lanes4<F>(reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x), nullptr);
   return r;
 }
 template <Fn F>
 F32x4 cr2_f32x4(F32x4 x, F32x4 y) {
   F32x4 r;
-  math::eval_f32_n(F, 4, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x),
-                   reinterpret_cast<const float*>(&y));
+  math::f32::eval_lanes4<F>(reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x),
+                            reinterpret_cast<const float*>(&y));
   return r;
 }
 template <Fn F>
-__attribute__((target("avx"))) F32x8 cr_f32x8(F32x8 x) {
+__attribute__((target("avx2"))) F32x8 cr_f32x8(F32x8 x) {
   F32x8 r;
-  math::eval_f32_n(F, 8, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x));
+  math::f32::eval_lanes8<F>(reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x), nullptr);
   return r;
 }
 template <Fn F>
-__attribute__((target("avx"))) F32x8 cr2_f32x8(F32x8 x, F32x8 y) {
+__attribute__((target("avx2"))) F32x8 cr2_f32x8(F32x8 x, F32x8 y) {
   F32x8 r;
-  math::eval_f32_n(F, 8, reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x),
-                   reinterpret_cast<const float*>(&y));
+  math::f32::eval_lanes8<F>(reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x),
+                            reinterpret_cast<const float*>(&y));
   return r;
 }
+// f64: the lanes go through memory to the block entry point.
 template <Fn F>
 F64x2 cr_f64x2(F64x2 x) {
   F64x2 r;
@@ -112,6 +115,10 @@ __attribute__((target("avx"))) F64x4 cr2_f64x4(F64x4 x, F64x4 y) {
 bool host_has_avx() {
   static const bool avx = __builtin_cpu_supports("avx");
   return avx;
+}
+bool host_has_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
 }
 #endif
 
@@ -169,7 +176,7 @@ std::vector<VectorVariant> vector_variants(std::string_view scalar, bool f32) {
   if (scalar.rfind("stax_cr_", 0) != 0) return v;
   int narrow = f32 ? 4 : 2;
   v.push_back({narrow, std::string(scalar) + "_v" + std::to_string(narrow)});
-  if (host_has_avx()) v.push_back({2 * narrow, std::string(scalar) + "_v" + std::to_string(2 * narrow)});
+  if (f32 ? host_has_avx2() : host_has_avx()) v.push_back({2 * narrow, std::string(scalar) + "_v" + std::to_string(2 * narrow)});
 #else
   (void)scalar, (void)f32;
 #endif

@@ -5,9 +5,9 @@
 //
 // Each function has a scalar entry point (`stax_cr_expf(float)`) and, on
 // x86-64, vector variants of 4 and 8 lanes for f32 and 2 and 4 lanes for f64
-// (`stax_cr_expf_v8(<8 x float>)`), which hand their lanes to the block
-// entry point eval_f32_n / eval_f64_n: the vectorised fast path plus the
-// slow path on the lanes whose rounding test failed. Codegen (vecmath_ir.h)
+// (`stax_cr_expf_v8(<8 x float>)`): f32 ones run the function's fast path
+// inlined over the lanes (f32::eval_lanes4/8), f64 ones hand their lanes to
+// eval_f64_n; the slow path then takes the lanes whose rounding test failed. Codegen (vecmath_ir.h)
 // names the variants in the call's "vector-function-abi-variant" attribute,
 // so LLVM's loop vectoriser calls them on whole vectors. A lane's result is
 // the same function of that lane's input either way: the bits do not depend
@@ -65,7 +65,8 @@ struct VectorVariant {
 /// The vector variants of `scalar` (a name from math_symbol, of width f32
 /// or f64) that this host
 /// can call: the 4-lane f32 / 2-lane f64 ones (SSE2) on every x86-64 host,
-/// the 8 / 4-lane ones (AVX registers) when the host has AVX — the JIT
+/// the 8 / 4-lane ones (ymm registers) when the host has AVX2 (f32, whose
+/// 8-lane body uses it) or AVX (f64) — the JIT
 /// targets the host, so its calls pass them in ymm registers, as the
 /// variants expect. None for HostLibm names and on other architectures.
 std::vector<VectorVariant> vector_variants(std::string_view scalar, bool f32);
