@@ -122,12 +122,14 @@ bool same(T a, T b) {
 template <class T>
 double ulp_distance(T a, T b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : INFINITY;
-  auto ord = [](T v) {
+  // In integers: a binary64 key does not fit a double's 53 bits.
+  auto ord = [](T v) -> __int128 {
     using S = std::make_signed_t<typename Fmt<T>::Bits>;
     S s = std::bit_cast<S>(v);
-    return s < 0 ? double(std::numeric_limits<S>::min()) - double(s) : double(s);
+    return s < 0 ? __int128(std::numeric_limits<S>::min()) - s : __int128(s);
   };
-  return std::fabs(ord(a) - ord(b));
+  __int128 d = ord(a) - ord(b);
+  return double(d < 0 ? -d : d);
 }
 
 template <class T>
