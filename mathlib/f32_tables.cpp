@@ -119,24 +119,9 @@ Tables make_tables() {
   t.pio2_3 = x.get();
   mpfr_div_ui(x.v, pi.v, 2, MPFR_RNDN);
   t.pio2 = x.get();
-  {
-    // floor(2/pi * 2^313): the bits j = 1..313 of 2/pi as an integer; with the
-    // 7 leading zeros (j = -6..0) it fills 320 bits.
-    mpfr_t w;
-    mpfr_init2(w, 400);
-    mpfr_const_pi(w, MPFR_RNDN);
-    mpfr_ui_div(w, 2, w, MPFR_RNDN);
-    mpfr_mul_2ui(w, w, 313, MPFR_RNDN);
-    mpz_t z;
-    mpz_init(z);
-    mpfr_get_z(z, w, MPFR_RNDZ);
-    for (int i = 4; i >= 0; --i) {
-      t.two_over_pi_bits[i] = mpz_get_ui(z);  // the low 64 bits (unsigned long is 64-bit here)
-      mpz_tdiv_q_2exp(z, z, 64);
-    }
-    mpz_clear(z);
-    mpfr_clear(w);
-  }
+  // floor(2/pi * 2^313): the bits j = 1..313 of 2/pi as an integer; with the
+  // 7 leading zeros (j = -6..0) it fills 320 bits.
+  two_over_pi_words(t.two_over_pi_bits, 5, 313);
   mpfr_sqrt(x.v, pi.v, MPFR_RNDN);
   mpfr_ui_div(x.v, 2, x.v, MPFR_RNDN);
   t.two_over_sqrt_pi = x.get();

@@ -88,23 +88,8 @@ void build(Tables& T) {
   peel(a.v, 53, &T.pio2[3]);
   peel(a.v, 53, &T.pio2[4]);
 
-  {
-    // floor(2^1280 * 2/pi) mod 2^1280: 2/pi < 1, so its integer part is 0.
-    mpfr_t big;
-    mpfr_init2(big, 1400);
-    mpfr_const_pi(big, MPFR_RNDN);
-    mpfr_ui_div(big, 2, big, MPFR_RNDN);
-    mpfr_mul_2ui(big, big, 1280, MPFR_RNDN);
-    mpz_t z;
-    mpz_init(z);
-    mpfr_get_z(z, big, MPFR_RNDZ);
-    for (int w = 19; w >= 0; --w) {
-      T.two_over_pi_bits[w] = mpz_get_ui(z);  // low 64 bits (unsigned long is 64-bit here)
-      mpz_tdiv_q_2exp(z, z, 64);
-    }
-    mpz_clear(z);
-    mpfr_clear(big);
-  }
+  // floor(2^1280 * 2/pi) mod 2^1280: 2/pi < 1, so its integer part is 0.
+  two_over_pi_words(T.two_over_pi_bits, 20, 1280);
   static_assert(sizeof(unsigned long) == 8);
   for (int j = 0; j < 52; ++j) {
     mpfr_set_si(a.v, j, MPFR_RNDN);
