@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <mpfr.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "mathlib/crmath.h"
+#include "mathlib/f32_kernels.h"
 #include "mathlib/f32_tables.h"
 #include "mathlib/f32_testing.h"
 
@@ -196,6 +198,62 @@ TEST_CASE("the vector path gives the scalar path's bits, in place too") {
   size_t bad = 0;
   for (size_t i = 0; i < px.size(); ++i) bad += bits_of(out[i]) != bits_of(m::eval_f32(Fn::Pow, px[i], py[i]));
   CHECK(bad == 0);
+}
+
+/// Elements where the one-register entry points (4 lanes, and 8 where the
+/// CPU has AVX2) differ from eval_f32, in place too.
+template <Fn F>
+size_t lanes_differ(const std::vector<float>& xs, const std::vector<float>& ys) {
+  size_t bad = 0;
+  auto run = [&](int w, auto lanes) {
+    for (size_t i = 0; i + size_t(w) <= xs.size(); i += size_t(w)) {
+      float out[8], in[8];
+      const float* y = F == Fn::Pow ? ys.data() + i : nullptr;
+      lanes(out, xs.data() + i, y);
+      std::copy(xs.begin() + long(i), xs.begin() + long(i) + w, in);
+      lanes(in, in, y);
+      for (int k = 0; k < w; ++k) {
+        float s = m::eval_f32(F, xs[i + size_t(k)], y ? y[k] : 0.0f);
+        bad += bits_of(out[k]) != bits_of(s) || bits_of(in[k]) != bits_of(s);
+      }
+    }
+  };
+  run(4, [](float* o, const float* x, const float* y) { m::f32::eval_lanes4<F>(o, x, y); });
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2"))
+    run(8, [](float* o, const float* x, const float* y) { m::f32::eval_lanes8<F>(o, x, y); });
+#endif
+  return bad;
+}
+
+TEST_CASE("the one-register entry points of the CPU kernels give eval_f32's bits") {
+  std::vector<float> xs = special_inputs(), px, py;
+  std::vector<float> r = random_inputs(4000, 3);
+  xs.insert(xs.end(), r.begin(), r.end());
+  xs.resize(xs.size() / 8 * 8);
+  pow_inputs(px, py);
+  px.resize(px.size() / 8 * 8);
+  std::vector<float> none(xs.size(), 0.0f);
+  CHECK(lanes_differ<Fn::Exp>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Expm1>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Log>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Log2>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Log10>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Log1p>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Tanh>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Erf>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Sin>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Cos>(xs, none) == 0);
+  CHECK(lanes_differ<Fn::Pow>(px, py) == 0);
+  // The deliberately wrong case: the lanes of another function (expm1 for
+  // exp, the kind of slip a table of entry points can make) are told apart.
+  CHECK_FALSE([] {
+    float out[4], x[4] = {0.5f, 1.5f, 2.5f, 3.0f};
+    m::f32::eval_lanes4<Fn::Expm1>(out, x, nullptr);
+    for (int k = 0; k < 4; ++k)
+      if (bits_of(out[k]) != bits_of(m::eval_f32(Fn::Exp, x[k]))) return false;
+    return true;
+  }());
 }
 
 TEST_CASE("a wrong fast path is caught by the comparison with MPFR") {
