@@ -9,12 +9,12 @@
 #   3. on the device, bit for bit against the interpreter, ⊥ included, over
 #      the oracle's five input kinds: every supported example and
 #      $STAX_GPU_PROGRAMS generated programs (default 1000; no
-#      transcendental ops, no f16/bf16 — not supported by this slice), and
+#      transcendental ops, no rand — not supported by this slice), and
 #      the codegen mutants max-drops-nan and fma-contract caught
 #      (tests/backends/gpu_device_test.cpp, tag [.gpu]);
 #   4. `stax run --backend gpu` on each supported example, its printed
 #      outputs identical to `--backend interp`.
-# Not yet checked (not implemented): transcendental ops, f16/bf16, GPU
+# Not yet checked (not implemented): transcendental ops, rand, GPU
 # reduction orders, the bandwidth benchmark, Examples 1.1/6.2 timings.
 # Writes a JSON summary to $OUT/gpu_report.json (or ./gpu_report.json) and
 # exits non-zero when any check fails.

@@ -20,14 +20,8 @@ namespace {
 
 // ------------------------------------------------------------ refusals
 
-std::optional<std::string> dtype_unsupported(DType t) {
-  if (is_half(t)) return std::string(dtype_name(t));
-  return std::nullopt;
-}
-
 std::optional<std::string> lambda_unsupported(const Lambda& f) {
   for (const Instr& in : f.code) {
-    if (auto why = dtype_unsupported(in.type)) return why;
     if (in.kind == Instr::Kind::Op && (ieee::cr_fn(in.op) || in.op == ScalarOp::Sigmoid))
       return std::string(op_name(in.op));
   }
@@ -35,7 +29,6 @@ std::optional<std::string> lambda_unsupported(const Lambda& f) {
 }
 
 std::optional<std::string> expr_unsupported(const Expr& e) {
-  if (auto why = dtype_unsupported(e->type.dtype)) return why;
   if (std::holds_alternative<RandE>(e->p)) return std::string("rand");
   std::vector<const Expr*> kids;
   if (const auto* x = std::get_if<MapE>(&e->p)) {
@@ -56,8 +49,9 @@ std::optional<std::string> expr_unsupported(const Expr& e) {
 
 // ------------------------------------------------------------ C text
 
+// Values compute in compute_type (f16/bf16 in f32).
 const char* ctype(DType t) {
-  switch (t) {
+  switch (compute_type(t)) {
     case DType::F32: return "float";
     case DType::F64: return "double";
     case DType::I32: return "i32";
@@ -67,8 +61,11 @@ const char* ctype(DType t) {
   }
   throw CompileError("no CUDA type for " + std::string(dtype_name(t)));
 }
-// Storage: bool is one byte, as in Tensor.
-const char* stype(DType t) { return t == DType::Bool ? "unsigned char" : ctype(t); }
+// Storage: bool is one byte, f16/bf16 their bits, as in Tensor.
+const char* stype(DType t) {
+  if (t == DType::Bool) return "unsigned char";
+  return is_half(t) ? "unsigned short" : ctype(t);
+}
 const char* utype(DType t) { return t == DType::I32 ? "u32" : "u64"; }
 std::string tmpl(DType t) { return std::string("<") + ctype(t) + ", " + utype(t) + ">"; }
 
@@ -79,7 +76,7 @@ std::string i64_lit(int64_t v) {
 }
 
 std::string const_text(const Const& c, DType tag) {
-  switch (tag) {
+  switch (compute_type(tag)) {
     case DType::F32: {
       float f = float(c.as_double());
       uint32_t b;
@@ -129,7 +126,15 @@ class Emitter {
     line("if (" + bad + ") { stax_fail(fail, record, pos, " + std::to_string(id) + ", " + value + "); return; }");
   }
 
-  std::string convert(const std::string& v, DType from, DType to) {
+  std::string convert(const std::string& v, DType from_tag, DType to) {
+    DType from = compute_type(from_tag);
+    if (is_half(to)) {
+      bool h = to == DType::F16;
+      if (from == DType::F64) return tmp(to, std::string(h ? "stax_round_h" : "stax_round_bf") + "(stax_d2f_odd(" + v + "))");
+      if (from == DType::F32) return tmp(to, std::string(h ? "stax_round_h(" : "stax_round_bf(") + v + ")");
+      if (from == DType::Bool) return tmp(to, "(" + v + " ? 1.0f : 0.0f)");
+      return tmp(to, std::string(h ? "stax_round_h" : "stax_round_bf") + "(stax_i2f_odd((i64)" + v + "))");
+    }
     if (from == to) return v;
     switch (to) {
       case DType::F32:
@@ -171,12 +176,25 @@ class Emitter {
     DType t = spec_.types[buf].dtype;
     std::string x = "b" + std::to_string(buf) + "[" + off + "]";
     if (t == DType::Bool) return tmp(t, "(" + x + " != 0)");
+    if (t == DType::F16) return tmp(t, "stax_h2f(" + x + ")");
+    if (t == DType::BF16) return tmp(t, "stax_bf2f(" + x + ")");
     return tmp(t, x);
   }
 
   struct IndexDomain;
   std::string iexpr(const IExpr& e, const std::vector<std::string>& idx);
   std::string elem(const Expr& e, const std::vector<std::string>& idx);
+  /// A map's result rounded to its half tag (the Ieee domain rounds there).
+  std::string round_to_tag(const std::string& v, DType tag) {
+    if (!is_half(tag)) return v;
+    return tmp(tag, std::string(tag == DType::F16 ? "stax_round_h(" : "stax_round_bf(") + v + ")");
+  }
+  std::string store(const std::string& v) {
+    DType t = spec_.types[0].dtype;
+    if (t == DType::F16) return "stax_f2h(" + v + ")";
+    if (t == DType::BF16) return "stax_f2bf(" + v + ")";
+    return "(" + std::string(stype(t)) + ")" + v;
+  }
   std::string fold(const RedE& r, const std::string& acc, const std::string& x, DType t, const std::string& rflat);
   void emit_element();
 
@@ -213,8 +231,9 @@ std::string Emitter::apply(ScalarOp op, DType tag, DType operand_tag, std::span<
     case ScalarOp::Not: return tmp(tag, "!" + a[0]);
     default: break;
   }
-  if (is_float(operand_tag)) return float_op(op, operand_tag, a);
-  return int_op(op, operand_tag, a);
+  DType t = compute_type(operand_tag);
+  if (is_float(t)) return float_op(op, t, a);
+  return int_op(op, t, a);
 }
 
 std::string Emitter::float_op(ScalarOp op, DType t, std::span<const std::string> a) {
@@ -345,7 +364,7 @@ std::string Emitter::elem(const Expr& e, const std::vector<std::string>& idx) {
     for (const Expr& a : x->args) args.push_back(elem(a, idx));
     CudaDomain dom{*this};
     std::vector<std::string> regs;
-    return eval_lambda(x->fn, dom, std::span<const std::string>(args), regs);
+    return round_to_tag(eval_lambda(x->fn, dom, std::span<const std::string>(args), regs), tag);
   }
   if (const auto* x = std::get_if<IotaE>(&e->p)) return convert(idx[size_t(x->dim)], DType::I64, tag);
   if (const auto* x = std::get_if<FullE>(&e->p)) return tmp(tag, const_text(x->value, tag));
@@ -354,8 +373,9 @@ std::string Emitter::elem(const Expr& e, const std::vector<std::string>& idx) {
 
 std::string Emitter::fold(const RedE& r, const std::string& acc, const std::string& x, DType t,
                           const std::string& rflat) {
+  t = compute_type(t);
   bool f = is_float(t);
-  std::string T = ctype(t), tp = tmpl(t);
+  std::string T = ctype(t), tp = is_float(t) ? "" : tmpl(t);
   switch (r.op) {
     case RedOp::Sum: return f ? acc + " + " + x : "stax_wadd" + tp + "(" + acc + ", " + x + ")";
     case RedOp::Prod: return f ? acc + " * " + x : "stax_wmul" + tp + "(" + acc + ", " + x + ")";
@@ -392,7 +412,7 @@ void Emitter::emit_element() {
   const auto* r = std::get_if<RedE>(&spec_.expr->p);
   if (!r) {
     std::string v = elem(spec_.expr, o);
-    line("b0[pos] = (" + std::string(stype(spec_.types[0].dtype)) + ")" + v + ";");
+    line("b0[pos] = " + store(v) + ";");
     return;
   }
   DType t = r->src->type.dtype;
@@ -415,7 +435,7 @@ void Emitter::emit_element() {
     line("}");
   }
   std::string res = red_is_arg(r->op) ? "arg" : "acc";
-  line("b0[pos] = (" + std::string(stype(spec_.types[0].dtype)) + ")" + res + ";");
+  line("b0[pos] = " + store(res) + ";");
 }
 
 std::string params(const cpu::KernelSpec& s) {
@@ -433,8 +453,6 @@ std::string args(const cpu::KernelSpec& s) {
 }  // namespace
 
 std::optional<std::string> gpu_unsupported(const Program& p) {
-  for (const Input& i : p.inputs)
-    if (auto why = dtype_unsupported(i.type.dtype)) return why;
   for (const Binding& b : p.bindings)
     if (auto why = expr_unsupported(b.expr)) return why;
   return std::nullopt;

@@ -17,7 +17,9 @@
 // check bounds; the first failure (⊥) is the least failing output position.
 //
 // Not yet: transcendental ops (their correctly rounded device routines do
-// not exist yet; libdevice's are not the reference), f16/bf16, rand.
+// not exist yet; libdevice's are not the reference) and rand. f16/bf16
+// compute in f32 and round as the interpreter (the prelude's bit-level
+// conversions).
 // `gpu_unsupported` names the first such feature and the backend refuses.
 #pragma once
 
@@ -45,7 +47,7 @@ struct GpuSource {
 };
 
 /// The first feature of `p` this slice cannot compile exactly (e.g. "exp",
-/// "f16", "rand"), or nullopt.
+/// "rand"), or nullopt.
 std::optional<std::string> gpu_unsupported(const sem::Program& p);
 
 /// Emits every binding of the normal-form program `p` as one kernel. Throws

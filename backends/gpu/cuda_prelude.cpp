@@ -27,7 +27,11 @@ struct StaxFail { i64 reason, pos, value; };
 STAX_DEV float stax_f32(u32 b) { float f; memcpy(&f, &b, 4); return f; }
 STAX_DEV double stax_f64(u64 b) { double d; memcpy(&d, &b, 8); return d; }
 STAX_DEV i64 stax_atomic_min(i64* p, i64 v) { i64 old = *p; if (v < old) *p = v; return old; }
+STAX_DEV u32 stax_bits32(float f) { u32 b; memcpy(&b, &f, 4); return b; }
+STAX_DEV int stax_clz64(u64 x) { return __builtin_clzll(x); }
 #else
+STAX_DEV u32 stax_bits32(float f) { return __float_as_uint(f); }
+STAX_DEV int stax_clz64(u64 x) { return __clzll((long long)x); }
 STAX_DEV float stax_f32(u32 b) { return __int_as_float(int(b)); }
 STAX_DEV double stax_f64(u64 b) { return __longlong_as_double((long long)b); }
 STAX_DEV i64 stax_atomic_min(i64* p, i64 v) { return atomicMin(p, v); }
@@ -109,6 +113,73 @@ template <class T> STAX_DEV T stax_minimum(T a, T b) {
   T z = -((-a) + (-b));
   bool use_z = (a != a) | (b != b) | ((a == b) & (a == T(0)));
   return use_z ? z : m;
+}
+// f16/bf16 as the interpreter (semantics/dtype.h): values compute in f32;
+// loads widen exactly, stores and rounding go to nearest even with
+// subnormals kept; f64 and i64 reach a half type through f32 rounded to odd
+// (exact for the second rounding).
+STAX_DEV u32 stax_rne_shift(u32 m, int shift) {  // m * 2^-shift to an integer, nearest even
+  if (shift <= 0) return m << -shift;
+  if (shift > 31) return 0;
+  u32 q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (q & 1))) ++q;
+  return q;
+}
+STAX_DEV unsigned short stax_f2h(float x) {
+  u32 b = stax_bits32(x);
+  unsigned short sign = (unsigned short)((b >> 16) & 0x8000);
+  u32 ex = (b >> 23) & 0xff, man = b & 0x7fffff;
+  if (ex == 0xff) return man == 0 ? (unsigned short)(sign | 0x7c00) : (unsigned short)(sign | 0x7e00 | (man >> 13));
+  if (ex == 0) return sign;  // f32 subnormals lie below half of f16's least subnormal
+  int e = int(ex) - 127;
+  u32 sig = man | 0x800000;
+  if (e >= -14) {
+    u32 r = stax_rne_shift(sig, 13);
+    if (r == 0x800) { r >>= 1; ++e; }
+    if (e > 15) return (unsigned short)(sign | 0x7c00);
+    return (unsigned short)(sign | ((e + 15) << 10) | (r & 0x3ff));
+  }
+  return (unsigned short)(sign | stax_rne_shift(sig, 13 + (-14 - e)));  // may carry into the least normal
+}
+STAX_DEV float stax_h2f(unsigned short h) {
+  u32 sign = u32(h & 0x8000) << 16, ex = (h >> 10) & 0x1f, man = h & 0x3ff;
+  if (ex == 0x1f) return stax_f32(sign | 0x7f800000 | (man << 13));
+  if (ex == 0) { float v = float(man) * stax_f32(0x33800000u); return sign ? -v : v; }  // man * 2^-24, exact
+  return stax_f32(sign | ((ex + 112) << 23) | (man << 13));
+}
+STAX_DEV unsigned short stax_f2bf(float x) {
+  u32 b = stax_bits32(x);
+  if ((b & 0x7fffffff) > 0x7f800000) return (unsigned short)((b >> 16) | 0x40);
+  b += 0x7fff + ((b >> 16) & 1);
+  return (unsigned short)(b >> 16);
+}
+STAX_DEV float stax_bf2f(unsigned short b) { return stax_f32(u32(b) << 16); }
+STAX_DEV float stax_round_h(float x) { return stax_h2f(stax_f2h(x)); }
+STAX_DEV float stax_round_bf(float x) { return stax_bf2f(stax_f2bf(x)); }
+STAX_DEV float stax_d2f_odd(double x) {
+  float f = (float)x;
+  if (x != x || x - x != 0.0) return f;  // NaN, infinities
+  if ((double)f == x) return f;
+  u32 b = stax_bits32(f);
+  if (fabs((double)f) > fabs(x)) b -= 1;  // truncate toward zero (sign-magnitude bits)
+  if ((b & 0x7f800000u) == 0x7f800000u) b -= 1;
+  return stax_f32(b | 1u);
+}
+STAX_DEV float stax_i2f_odd(i64 x) {
+  if (x == 0) return 0.0f;
+  bool neg = x < 0;
+  u64 m = neg ? u64(0) - u64(x) : u64(x);
+  int msb = 63 - stax_clz64(m);
+  float r;
+  if (msb < 24) {
+    r = float(m);
+  } else {
+    int drop = msb - 23;
+    u64 q = m >> drop;
+    if (m & ((u64(1) << drop) - 1)) q |= 1;
+    r = float(q) * stax_f32(u32(127 + drop) << 23);  // exact: q has 24 bits
+  }
+  return neg ? -r : r;
 }
 // ---- end of the prelude
 )CUDA";

@@ -3,7 +3,7 @@
 // ptxas (where the toolkit has it) assembles that PTX for sm_90, so an
 // invalid kernel fails here without a GPU; the source never contracts
 // (no fma but the program's own fma op); transcendental ops are refused
-// with a clear message. Each check has its wrong case.
+// and rand with a clear message. Each check has its wrong case.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -78,8 +78,7 @@ TEST_CASE("NVRTC compiles every supported example and generated programs; ptxas 
     ++n;
   }
   CHECK(n >= 5);
-  oracle::GenOptions opt;
-  opt.allow_half = false;
+  oracle::GenOptions opt;  // f16/bf16 included
   int g = 0;
   for (uint64_t seed = 1; g < 10 && seed < 100; ++seed) {
     Program p = oracle::generate_program(seed, opt);
@@ -114,11 +113,11 @@ TEST_CASE("the emitted source never contracts; the fma-contract mutant does") {
   CHECK(source_of(p).find("fmaf(") != std::string::npos);
 }
 
-TEST_CASE("transcendental ops and f16 are refused with a clear message") {
+TEST_CASE("transcendental ops and rand are refused with a clear message") {
   for (const auto& [text, what] : std::vector<std::pair<std::string, std::string>>{
            {"input x : f32[4]\nlet y : f32[4] = map(exp, x)\noutput y\n", "exp"},
            {"input x : f32[4]\nlet y : f32[4] = map(sigmoid, x)\noutput y\n", "sigmoid"},
-           {"input x : f16[4]\nlet y : f16[4] = map(neg, x)\noutput y\n", "f16"}}) {
+           {"input x : f32[4]\nlet y : f32[4] = map(fn(a, b) => add(a, b), x, rand(f32, [4], 3))\noutput y\n", "rand"}}) {
     Program p = parse(text);
     REQUIRE(gpu::gpu_unsupported(p) == what);
     try {

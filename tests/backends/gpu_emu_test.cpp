@@ -52,9 +52,8 @@ TEST_CASE("every supported example runs bit-identically on the GPU emulator") {
   CHECK(n >= 5);
 }
 
-TEST_CASE("generated programs without transcendental ops run bit-identically on the GPU emulator") {
-  oracle::GenOptions opt;
-  opt.allow_half = false;
+TEST_CASE("generated programs without transcendental ops (f16/bf16 included) run bit-identically on the GPU emulator") {
+  oracle::GenOptions opt;  // f16/bf16 included
   int n = 0;
   for (uint64_t seed = 1; n < 50 && seed < 400; ++seed) {
     Program p = oracle::generate_program(seed, opt);
@@ -66,9 +65,9 @@ TEST_CASE("generated programs without transcendental ops run bit-identically on 
   CHECK(n == 50);
 }
 
-TEST_CASE("special values, integer wrap and a grid-stride loop on the GPU emulator") {
+TEST_CASE("special values, f16/bf16, integer wrap and a grid-stride loop on the GPU emulator") {
   Program p = parse(
-      "input x : f32[8]\ninput k : i32[8]\ninput d : f64[300]\n"
+      "input x : f32[8]\ninput k : i32[8]\ninput d : f64[300]\ninput h : f16[8]\ninput b : bf16[8]\n"
       "let m : f32[8] = map(fn(a, c) => maximum(a, c), x, view(x, [8], (i) -> (7 - i)))\n"
       "let n : f32[8] = map(fn(a) => minimum(relu(a), neg(a)), x)\n"
       "let kk : i32[8] = map(fn(a) => add(mul(a, 65537), 2147483647), k)\n"
@@ -76,7 +75,12 @@ TEST_CASE("special values, integer wrap and a grid-stride loop on the GPU emulat
       "let s : f32[] = red(sum, -0.0, [8], x)\n"
       "let am : i64[] = red(argmax, -inf, [8], x)\n"
       "let big : f64[300] = map(fn(a) => fma(a, a, sqrt(a)), d)\n"
-      "output m, n, kk, fd, s, am, big\n");
+      "let hh : f16[8] = map(fn(a, c) => add(mul(a, c), a), h, h)\n"
+      "let bb : bf16[8] = map(fn(a) => div(a, 3.0), b)\n"
+      "let hd : f16[300] = map(fn(a) => cast(a, f16), d)\n"
+      "let hk : bf16[8] = map(fn(a) => cast(mul(a, 1000003), bf16), k)\n"
+      "let hs : f16[] = red(sum, 0.0, [8], hh)\n"
+      "output m, n, kk, fd, s, am, big, hh, bb, hd, hk, hs\n");
   CHECK(difference(p, 3) == "");
   // One block of one thread: every element through the grid-stride loop.
   CHECK(difference(p, 4, {gpu::Target::Emu, "compute_90", 1, 1}) == "");
