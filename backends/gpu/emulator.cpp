@@ -37,13 +37,20 @@ EmuModule::EmuModule(const std::string& source) {
     handle_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) out = dlerror();
   }
-  std::error_code ec;
-  fs::remove_all(dir, ec);  // the mapping outlives the file
-  if (!handle_) throw cpu::CompileError("gpu-emu: the host compiler rejected the kernels:\n" + out);
+  // The file stays while it is loaded: glibc recognises a loaded object by
+  // its inode, and a new file reusing a freed inode would get the old code.
+  dir_ = dir.string();
+  if (!handle_) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    throw cpu::CompileError("gpu-emu: the host compiler rejected the kernels:\n" + out);
+  }
 }
 
 EmuModule::~EmuModule() {
   if (handle_) dlclose(handle_);
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
 }
 
 EmuLaunch EmuModule::launcher(const std::string& kernel) const {

@@ -3,6 +3,8 @@
 // with the emulation shim (STAX_EMU in cuda_prelude.h) into a shared
 // object, loaded with dlopen. Each kernel's launcher walks the grid's blocks
 // and threads in turn — exact while kernels have no barriers or shuffles.
+// The grid variables are globals of the shared object: one module must not
+// run from two threads at once.
 #pragma once
 
 #include <memory>
@@ -33,6 +35,7 @@ class EmuModule {
 
  private:
   void* handle_ = nullptr;
+  std::string dir_;  ///< the temporary folder of the shared object
 };
 
 /// The host compiler and the flags the emulator uses.

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "backends/gpu/gpu_backend.h"
@@ -129,4 +130,17 @@ TEST_CASE("GPU codegen mutants are caught by the emulator") {
     ScopedMutant m(c.mutant);
     CHECK(difference(p, 11) != "");  // the mutant is not
   }
+}
+
+TEST_CASE("several emulated programs loaded at once keep their own kernels") {
+  // glibc matches a loaded object by inode: a module whose file were freed
+  // could be handed to the next one (same kernel names, other code).
+  Program neg = parse("input x : f32[4]\nlet y : f32[4] = map(neg, x)\noutput y\n");
+  Program dbl = parse("input x : f32[4]\nlet y : f32[4] = map(fn(a) => add(a, a), x)\noutput y\n");
+  std::vector<std::unique_ptr<gpu::GpuProgram>> live;
+  for (int i = 0; i < 4; ++i) live.push_back(std::make_unique<gpu::GpuProgram>(i % 2 ? dbl : neg));
+  Inputs in{{"x", test::f32({4}, {1, 2, 3, 4})}};
+  for (int i = 0; i < 4; ++i)
+    CHECK(test::elems<float>(*live[size_t(i)]->run(in).outputs.at("y")) ==
+          (i % 2 ? std::vector<float>{2, 4, 6, 8} : std::vector<float>{-1, -2, -3, -4}));
 }
