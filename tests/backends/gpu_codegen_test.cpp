@@ -131,6 +131,16 @@ TEST_CASE("transcendental ops and rand are refused with a clear message") {
   CHECK_FALSE(gpu::gpu_unsupported(parse("input x : f32[4]\nlet y : f32[4] = map(sqrt, x)\noutput y\n")));
 }
 
+TEST_CASE("stax check --backend gpu-emu compares T(P) on the emulator") {
+  auto dir = test::scratch("gpu_check_cli");
+  std::string ex = std::string(STAX_SOURCE_DIR) + "/examples/example_6_2.stx";
+  test::Run ok = test::run_stax(dir, "check " + ex + " --transform normalize --backend gpu-emu --no-prove --trials 5");
+  CHECK(ok.code == 0);
+  CHECK(test::contains(ok.out, "backend gpu-emu: bit-identical"));
+  test::Run bad = test::run_stax(dir, "check " + ex + " --transform normalize --backend gpu-nope --no-prove");
+  CHECK(bad.code == 2);
+}
+
 TEST_CASE("stax run --backend gpu-emu and gpu, end to end") {
   auto dir = test::scratch("gpu_cli");
   std::string ex = std::string(STAX_SOURCE_DIR) + "/examples/example_6_1.stx";
