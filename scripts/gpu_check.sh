@@ -10,7 +10,8 @@
 #      the oracle's five input kinds: every supported example and
 #      $STAX_GPU_PROGRAMS generated programs (default 1000; no
 #      transcendental ops, no rand — not supported by this slice), and
-#      the codegen mutants max-drops-nan and fma-contract caught
+#      the codegen mutants max-drops-nan, fma-contract, addr32-overflow and
+#      neg-index-unwrapped caught
 #      (tests/backends/gpu_device_test.cpp, tag [.gpu]);
 #   4. `stax run --backend gpu` on each supported example, its printed
 #      outputs identical to `--backend interp`.

@@ -101,7 +101,9 @@ std::string const_text(const Const& c, DType tag) {
 
 class Emitter {
  public:
-  explicit Emitter(const GpuKernel& k) : k_(k), spec_(k.spec) {}
+  explicit Emitter(const GpuKernel& k) : k_(k), spec_(k.spec) {
+    addr32_ = mutant_active("addr32-overflow");
+  }
 
   std::vector<std::string> reasons;
   std::string body;  ///< statements of the per-element function
@@ -201,6 +203,7 @@ class Emitter {
   const GpuKernel& k_;
   const cpu::KernelSpec& spec_;
   int next_ = 0;
+  bool addr32_ = false;  ///< the addr32-overflow mutant: index arithmetic in 32 bits
   std::map<std::string, std::string> muls_;  ///< a product's operands (the fma-contract mutant)
 };
 
@@ -303,20 +306,23 @@ struct Emitter::IndexDomain {
   Emitter& em;
   const std::vector<std::string>& idx;
 
-  Value constant(const IExprNode&, int64_t c) { return i64_lit(c); }
-  Value var(const IExprNode&, int64_t k) { return idx[size_t(k)]; }
-  Value add(const IExprNode&, Value a, Value b) { return em.i64tmp("stax_wadd<i64, u64>(" + a + ", " + b + ")"); }
-  Value sub(const IExprNode&, Value a, Value b) { return em.i64tmp("stax_wsub<i64, u64>(" + a + ", " + b + ")"); }
-  Value mul(const IExprNode&, int64_t c, Value a) {
-    return em.i64tmp("stax_wmul<i64, u64>(" + i64_lit(c) + ", " + a + ")");
-  }
+  // Under addr32-overflow every value is cut to 32 bits and sign-extended:
+  // the wrap of 32-bit arithmetic (torchtitan #2430 when unproved).
+  Value cut(const std::string& e) { return em.i64tmp(em.addr32_ ? "(i64)(i32)(" + e + ")" : e); }
+  std::string lit(int64_t c) { return i64_lit(em.addr32_ ? int64_t(int32_t(c)) : c); }
+
+  Value constant(const IExprNode&, int64_t c) { return lit(c); }
+  Value var(const IExprNode&, int64_t k) { return em.addr32_ ? cut(idx[size_t(k)]) : idx[size_t(k)]; }
+  Value add(const IExprNode&, Value a, Value b) { return cut("stax_wadd<i64, u64>(" + a + ", " + b + ")"); }
+  Value sub(const IExprNode&, Value a, Value b) { return cut("stax_wsub<i64, u64>(" + a + ", " + b + ")"); }
+  Value mul(const IExprNode&, int64_t c, Value a) { return cut("stax_wmul<i64, u64>(" + lit(c) + ", " + a + ")"); }
   Value floordiv(const IExprNode&, Value a, int64_t c) {
     if (c == 0) throw CompileError("index map divides by zero");
-    return em.i64tmp("stax_floordiv<i64, u64>(" + a + ", " + i64_lit(c) + ")");
+    return cut("stax_floordiv<i64, u64>(" + a + ", " + lit(c) + ")");
   }
   Value mod(const IExprNode&, Value a, int64_t c) {
     if (c == 0) throw CompileError("index map divides by zero");
-    return em.i64tmp("stax_pymod<i64>(" + a + ", " + i64_lit(c) + ")");
+    return cut("stax_pymod<i64>(" + a + ", " + lit(c) + ")");
   }
   template <class F>
   Value load(const IExprNode& e, F&& arg) {
@@ -330,7 +336,7 @@ struct Emitter::IndexDomain {
                v);
       at.push_back(v);
     }
-    return em.i64tmp("(i64)" + em.load(buf, em.flat(at, s)));
+    return cut("(i64)" + em.load(buf, em.flat(at, s)));
   }
 };
 
@@ -349,7 +355,8 @@ std::string Emitter::elem(const Expr& e, const std::vector<std::string>& idx) {
     for (size_t j = 0; j < ss.size(); ++j) {
       std::string v = iexpr(x->map.exprs[j], idx);
       bool wrap = iexpr_has_load(x->map.exprs[j]);
-      if (wrap) v = i64tmp(v + " < 0 ? " + v + " + " + i64_lit(ss[j]) + " : " + v);
+      if (wrap && !mutant_active("neg-index-unwrapped"))  // PyTorch #102064 when missing
+        v = i64tmp(v + " < 0 ? " + v + " + " + i64_lit(ss[j]) + " : " + v);
       if (!in_bounds)
         check("(u64)" + v + " >= (u64)" + i64_lit(ss[j]),
               "index out of range [0, " + std::to_string(ss[j]) + ") in dim " + std::to_string(j) +

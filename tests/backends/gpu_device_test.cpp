@@ -89,6 +89,8 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
   }
   const char* mutant_programs[][2] = {
       {"max-drops-nan", "input x : f32[64]\nlet z : f32[64] = map(fn(a) => maximum(a, 0.5), x)\noutput z\n"},
+      {"addr32-overflow", "input a : f32[7]\nlet y : f32[64] = view(a, [64], (i) -> ((i * 4294967311) % 7))\noutput y\n"},
+      {"neg-index-unwrapped", "input a : f32[8]\ninput j : i64[8]\nlet y : f32[8] = view(a, [8], (i) -> (load(j, i)))\noutput y\n"},
       {"fma-contract", "input x : f32[64]\ninput y : f32[64]\nlet z : f32[64] = map(fn(a, b) => add(mul(a, b), b), x, y)\noutput z\n"}};
   for (auto& [name, text] : mutant_programs) {
     Program p = test::parse_ok(text, "<gpu-device-test>");
@@ -108,7 +110,7 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
     std::ofstream j(path);
     j << "{\n  \"examples\": " << examples << ",\n  \"generated_programs\": " << programs
       << ",\n  \"generated_skipped_unsupported\": " << skipped << ",\n  \"mutants_caught\": " << mutants_caught
-      << ",\n  \"mutants\": 2,\n  \"seconds\": " << secs << ",\n  \"failures\": [";
+      << ",\n  \"mutants\": " << std::size(mutant_programs) << ",\n  \"seconds\": " << secs << ",\n  \"failures\": [";
     for (size_t i = 0; i < failures.size(); ++i) j << (i ? ", " : "") << "\"" << json_escape(failures[i]) << "\"";
     j << "]\n}\n";
   }

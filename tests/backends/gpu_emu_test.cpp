@@ -2,7 +2,8 @@
 // for bit (issue 18): every example this slice supports, generated programs
 // without transcendental ops, special values, integer wrap and ⊥, the
 // grid-stride loop; and codegen mutants (fmaxf for maximum, a*b+c
-// contracted to fma) caught — the deliberately wrong cases.
+// contracted to fma, 32-bit index arithmetic, negative indices unwrapped)
+// caught — the deliberately wrong cases.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -122,6 +123,8 @@ TEST_CASE("GPU codegen mutants are caught by the emulator") {
   };
   for (const Case& c : {
            Case{"max-drops-nan", "input x : f32[64]\nlet z : f32[64] = map(fn(a) => maximum(a, 0.5), x)\noutput z\n"},
+           Case{"addr32-overflow", "input a : f32[7]\nlet y : f32[64] = view(a, [64], (i) -> ((i * 4294967311) % 7))\noutput y\n"},
+           Case{"neg-index-unwrapped", "input a : f32[8]\ninput j : i64[8]\nlet y : f32[8] = view(a, [8], (i) -> (load(j, i)))\noutput y\n"},
            Case{"fma-contract", "input x : f32[64]\ninput y : f32[64]\nlet z : f32[64] = map(fn(a, b) => add(mul(a, b), b), x, y)\noutput z\n"},
        }) {
     INFO(c.mutant);
