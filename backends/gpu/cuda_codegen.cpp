@@ -408,13 +408,14 @@ std::string Emitter::fold(const RedE& r, const std::string& acc, const std::stri
 
 void Emitter::emit_element() {
   const Shape& out = spec_.types[0].shape;
+  if (num_elements(out) == 0) return;  // never called, and no division by a zero extent
   // The output index from the flat position (non-negative: C division is floor).
   std::vector<std::string> o(out.size());
   for (size_t k = out.size(); k-- > 0;) {
     std::string rest = k + 1 < out.size() ? "q" + std::to_string(k + 1) : "pos";
     o[k] = "o" + std::to_string(k);
     line("const i64 " + o[k] + " = " + rest + " % " + i64_lit(out[k]) + ";");
-    line("const i64 q" + std::to_string(k) + " = " + rest + " / " + i64_lit(out[k]) + ";");
+    if (k > 0) line("const i64 q" + std::to_string(k) + " = " + rest + " / " + i64_lit(out[k]) + ";");
   }
   const auto* r = std::get_if<RedE>(&spec_.expr->p);
   if (!r) {
@@ -424,7 +425,7 @@ void Emitter::emit_element() {
   }
   DType t = r->src->type.dtype;
   line(std::string(ctype(t)) + " acc = " + const_text(r->init, t) + ";");
-  line("i64 arg = 0;");
+  if (red_is_arg(r->op)) line("i64 arg = 0;");
   std::vector<int64_t> rstr = row_major_strides(r->extents);
   std::vector<std::string> all = o;
   std::string rflat = "0";

@@ -147,3 +147,10 @@ TEST_CASE("several emulated programs loaded at once keep their own kernels") {
     CHECK(test::elems<float>(*live[size_t(i)]->run(in).outputs.at("y")) ==
           (i % 2 ? std::vector<float>{2, 4, 6, 8} : std::vector<float>{-1, -2, -3, -4}));
 }
+
+TEST_CASE("zero extents on the GPU emulator: empty outputs, empty folds") {
+  Program p = parse(
+      "input x : f32[0, 3]\ninput w : f32[2, 0]\nlet y : f32[0, 3] = map(neg, x)\n"
+      "let s : f32[2] = red(sum, 0.0, [0], w)\nlet t : f32[0] = red(sum, 0.0, [3], x)\noutput y, s, t\n");
+  CHECK(difference(p, 5) == "");
+}
