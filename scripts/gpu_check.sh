@@ -27,9 +27,9 @@ BUILD="${BUILD:-build-gpu}"
 mkdir -p "$REPORT_DIR"
 start=$(date +%s)
 
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$BUILD.cmake.log" 2>&1 || { echo "cmake failed"; tail -30 "$BUILD.cmake.log"; exit 2; }
-ninja -C "$BUILD" -j"$(nproc)" stax backends_gpu_codegen_test backends_gpu_emu_test backends_gpu_device_test > "$BUILD.ninja.log" 2>&1 \
-  || { echo "build failed"; tail -30 "$BUILD.ninja.log"; exit 2; }
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$REPORT_DIR/cmake.log" 2>&1 || { echo "cmake failed"; tail -30 "$REPORT_DIR/cmake.log"; exit 2; }
+ninja -C "$BUILD" -j"$(nproc)" stax backends_gpu_codegen_test backends_gpu_emu_test backends_gpu_device_test > "$REPORT_DIR/ninja.log" 2>&1 \
+  || { echo "build failed"; tail -30 "$REPORT_DIR/ninja.log"; exit 2; }
 build_s=$(( $(date +%s) - start ))
 
 host_ok=true
