@@ -1,12 +1,15 @@
 // `stax check` (DESIGN §8): P against T(P) by the class the pipeline
-// declares, no tolerance; with --backend cpu also the compiled T(P) against
+// declares, no tolerance; with --backend cpu|gpu|gpu-emu also the compiled T(P) against
 // the interpreter on T(P), bit for bit (DESIGN §8).
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/gpu/driver.h"
+#include "backends/gpu/gpu_backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
@@ -25,12 +28,34 @@ namespace {
 int backend_check(const std::string& backend, const Program& p, int trials, uint64_t seed, int threads, bool js) {
   json report = {{"backend", backend}, {"trials", trials}};
   int failed = exit_on_backend_error([&]() -> int {
-    backends::cpu::CompiledProgram cp(p, {threads});
+    // One compiled T(P), run per trial: the CPU JIT or the GPU kernels.
+    std::function<IeeeOutcome(const Inputs&)> run;
+    std::shared_ptr<backends::cpu::CompiledProgram> cpu;
+    std::shared_ptr<backends::gpu::GpuProgram> gpu;
+    if (backend == "cpu") {
+      cpu = std::make_shared<backends::cpu::CompiledProgram>(p, backends::cpu::CpuOptions{threads});
+      run = [&](const Inputs& in) { return cpu->run(in); };
+    } else {
+      backends::gpu::GpuOptions go;
+      go.target = backend == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
+      try {
+        gpu = std::make_shared<backends::gpu::GpuProgram>(p, go);
+      } catch (const backends::gpu::DriverError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 2;
+      } catch (const backends::cpu::CompileError& e) {
+        std::string m = e.what();
+        if (m.rfind("not supported by the GPU backend", 0) != 0 && m.rfind("NVRTC: no NVRTC", 0) != 0) throw;
+        std::cerr << "error: " << m << "\n";
+        return 2;
+      }
+      run = [&](const Inputs& in) { return gpu->run(in); };
+    }
     for (int t = 0; t < trials; ++t) {
       oracle::InputKind kind = oracle::kInputKinds[size_t(t) % std::size(oracle::kInputKinds)];
       Inputs in = oracle::generate_inputs(p, kind, seed + uint64_t(t));
       IeeeOutcome ref = eval_ieee(p, in);
-      IeeeOutcome got = cp.run(in);
+      IeeeOutcome got = run(in);
       if (auto diff = oracle::outcome_difference(p, ref, got)) {
         report["verdict"] = "mismatch";
         report["trial"] = t;
@@ -58,8 +83,8 @@ int backend_check(const std::string& backend, const Program& p, int trials, uint
 }  // namespace
 
 int check_command(const CheckCommandOptions& o) {
-  if (o.backend != "interp" && o.backend != "cpu") {
-    std::cerr << "error: --backend expects interp or cpu, got '" << o.backend << "'\n";
+  if (o.backend != "interp" && o.backend != "cpu" && o.backend != "gpu" && o.backend != "gpu-emu") {
+    std::cerr << "error: --backend expects interp, cpu, gpu or gpu-emu, got '" << o.backend << "'\n";
     return 2;
   }
   auto prog = load_program(o.file);
@@ -92,7 +117,7 @@ Subcommand register_check(CLI::App& app) {
   auto* c = app.add_subcommand("check", "Check P against T(P) by the transform's class, no tolerance");
   c->add_option("file", o->file, "program (.stx)")->required();
   c->add_option("--transform", o->transform, "NAME[:key=val...][,NAME...]")->required();
-  c->add_option("--backend", o->backend, "also compile T(P) (cpu) and compare it bit for bit with the interpreter");
+  c->add_option("--backend", o->backend, "also compile T(P) (cpu, gpu, gpu-emu) and compare it bit for bit with the interpreter");
   c->add_option("--threads", o->threads, "CPU backend threads (0: all)");
   c->add_option("--trials", o->trials, "input sets");
   c->add_option("--seed", o->seed, "input seed");

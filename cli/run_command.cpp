@@ -6,6 +6,9 @@
 #include <iostream>
 #include <memory>
 
+#include "backends/cpu/jit.h"
+#include "backends/gpu/driver.h"
+#include "backends/gpu/gpu_backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
@@ -66,6 +69,27 @@ bool prepare_out_dir(const RunOptions& o, const Inputs& in) {
   return true;
 }
 
+/// Why the GPU backend cannot run a program (a refusal, no driver, no
+/// NVRTC): a usage error (exit 2), not an internal one.
+struct GpuUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+IeeeOutcome run_on_gpu(const std::string& backend, const Program& p, const Inputs& in) {
+  backends::gpu::GpuOptions opt;
+  opt.target = backend == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
+  try {
+    return backends::gpu::run(p, in, opt);
+  } catch (const backends::gpu::DriverError& e) {
+    throw GpuUnavailable(e.what());
+  } catch (const backends::cpu::CompileError& e) {
+    std::string m = e.what();
+    if (m.rfind("not supported by the GPU backend", 0) == 0 || m.rfind("NVRTC: no NVRTC", 0) == 0)
+      throw GpuUnavailable(m);
+    throw;
+  }
+}
+
 }  // namespace
 
 int run_command(const RunOptions& o) {
@@ -73,9 +97,9 @@ int run_command(const RunOptions& o) {
     std::cerr << "error: --semantics expects ieee or real, got '" << o.semantics << "'\n";
     return 2;
   }
-  if (o.backend != "interp" && o.backend != "cpu") {
-    std::cerr << "error: --backend expects interp or cpu, got '" << o.backend
-              << "' (gpu is not available in this build)\n";
+  bool gpu = o.backend == "gpu" || o.backend == "gpu-emu";
+  if (o.backend != "interp" && o.backend != "cpu" && !gpu) {
+    std::cerr << "error: --backend expects interp, cpu, gpu or gpu-emu, got '" << o.backend << "'\n";
     return 2;
   }
   if (o.backend != "interp" && o.semantics != "ieee") {
@@ -92,7 +116,7 @@ int run_command(const RunOptions& o) {
   std::optional<Failure> failure;
   try {
     if (o.semantics == "ieee") {
-      IeeeOutcome r = run_on_backend(o.backend, *prog, in, o.threads);
+      IeeeOutcome r = gpu ? run_on_gpu(o.backend, *prog, in) : run_on_backend(o.backend, *prog, in, o.threads);
       failure = r.failure;
       outs = std::move(r.outputs);
     } else {
@@ -103,6 +127,9 @@ int run_command(const RunOptions& o) {
     }
   } catch (const ResourceError& e) {
     std::cerr << "error: " << e.message << "\n";
+    return 2;
+  } catch (const GpuUnavailable& e) {
+    std::cerr << "error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
@@ -132,7 +159,7 @@ Subcommand register_run(CLI::App& app) {
   auto* r = app.add_subcommand("run", "Run a .stx program under the IEEE or the real (MPFR) semantics");
   r->add_option("file", o->file, "program (.stx)")->required();
   r->add_option("--semantics", o->semantics, "ieee (bit-exact floats) or real (MPFR)");
-  r->add_option("--backend", o->backend, "interp (the reference interpreter) or cpu (LLVM JIT)");
+  r->add_option("--backend", o->backend, "interp (the reference interpreter), cpu (LLVM JIT), gpu (CUDA, NVRTC + driver) or gpu-emu (the same CUDA C on the host)");
   r->add_option("--threads", o->threads, "CPU backend threads (0: all)");
   r->add_option("--input", o->inputs, "NAME=FILE.npy (bf16 as *.bf16.npy)");
   auto* seed_opt = r->add_option("--random-inputs", *seed, "draw inputs deterministically from SEED");

@@ -1,0 +1,58 @@
+// CUDA C code generation (issue 18, first slice): one kernel per binding of
+// a normal-form program, one thread per output element over a grid-stride
+// loop of the flat output index (64-bit index arithmetic). Lambdas are
+// emitted through the Cuda domain of the generic evaluator
+// (semantics/lambda_eval.h) and index maps through a domain of the index
+// evaluator (semantics/index_eval.h) — the same walks as the interpreter's,
+// no second tree walker.
+//
+// Exactness as the interpreter (DESIGN §3): the scalar semantics live in the
+// prelude (cuda_prelude.h) — wrap-around integers, Python floor division and
+// modulo, NumPy's float divmod, branch-free IEEE maximum/minimum; float
+// constants by their bits; no contraction (the compile flags forbid it and
+// the source never names fma except for the program's own fma op).
+// Reductions are a sequential left fold per output element in the
+// program's order, so the bits are the interpreter's; the GPU's parallel
+// reduction orders are later transforms. Indirect loads wrap negatives and
+// check bounds; the first failure (⊥) is the least failing output position.
+//
+// Not yet: transcendental ops (their correctly rounded device routines do
+// not exist yet; libdevice's are not the reference) and rand. f16/bf16
+// compute in f32 and round as the interpreter (the prelude's bit-level
+// conversions).
+// `gpu_unsupported` names the first such feature and the backend refuses.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/codegen.h"
+#include "semantics/ir.h"
+
+namespace stax::backends::gpu {
+
+/// One generated kernel: `extern "C" __global__ void <name>(T0* out, const
+/// T1* in1, ..., i64 begin, i64 end, StaxFail* fail, int record)` computes
+/// the output elements with flat index in [begin, end).
+struct GpuKernel {
+  std::string name;
+  cpu::KernelSpec spec;             ///< buffer 0 the output, then the tensors read
+  std::vector<std::string> reasons;  ///< failure reasons by id
+};
+
+struct GpuSource {
+  std::string text;  ///< prelude + kernels (+ emulator launchers under STAX_EMU)
+  std::vector<GpuKernel> kernels;
+};
+
+/// The first feature of `p` this slice cannot compile exactly (e.g. "exp",
+/// "rand"), or nullopt.
+std::optional<std::string> gpu_unsupported(const sem::Program& p);
+
+/// Emits every binding of the normal-form program `p` as one kernel. Throws
+/// CompileError when a binding is not one kernel or uses an unsupported
+/// feature.
+GpuSource emit_cuda(const sem::Program& p);
+
+}  // namespace stax::backends::gpu

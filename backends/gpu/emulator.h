@@ -1,0 +1,44 @@
+// The host emulator of the CUDA execution model (issue 18): the generated
+// CUDA C, prelude and kernels unchanged, compiled by the host C++ compiler
+// with the emulation shim (STAX_EMU in cuda_prelude.h) into a shared
+// object, loaded with dlopen. Each kernel's launcher walks the grid's blocks
+// and threads in turn — exact while kernels have no barriers or shuffles.
+// The grid variables are globals of the shared object: one module must not
+// run from two threads at once.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/gpu/cuda_codegen.h"
+
+namespace stax::backends::gpu {
+
+struct StaxFail {
+  int64_t reason, pos, value;
+};
+
+/// `<kernel>_emu(bufs, begin, end, fail, record, grid, block)`.
+using EmuLaunch = void (*)(void** bufs, int64_t begin, int64_t end, StaxFail* fail, int record, unsigned grid,
+                           unsigned block);
+
+class EmuModule {
+ public:
+  /// Compiles `source` with the host compiler (-O1 -ffp-contract=off
+  /// -fno-fast-math). Throws CompileError with the compiler's output.
+  explicit EmuModule(const std::string& source);
+  ~EmuModule();
+  EmuModule(const EmuModule&) = delete;
+  EmuModule& operator=(const EmuModule&) = delete;
+
+  EmuLaunch launcher(const std::string& kernel) const;
+
+ private:
+  void* handle_ = nullptr;
+  std::string dir_;  ///< the temporary folder of the shared object
+};
+
+/// The host compiler and the flags the emulator uses.
+std::string emu_compile_command();
+
+}  // namespace stax::backends::gpu

@@ -1,0 +1,155 @@
+#include "backends/gpu/gpu_backend.h"
+
+#include <algorithm>
+#include <map>
+
+#include "backends/cpu/jit.h"
+#include "backends/gpu/driver.h"
+#include "backends/gpu/emulator.h"
+#include "backends/gpu/nvrtc.h"
+#include "semantics/printer.h"
+#include "transforms/transform.h"
+
+namespace stax::backends::gpu {
+
+using namespace stax::sem;
+using cpu::CompileError;
+
+namespace {
+constexpr int64_t kMaxElements = int64_t(1) << 32;  // as the interpreter
+constexpr int64_t kNoFailure = INT64_MAX;
+}  // namespace
+
+Program gpu_normal_form(const Program& p) {
+  const xform::TransformInfo* norm = xform::find_transform("normalize");
+  if (!norm) throw CompileError("the normalize transform is not registered");
+  xform::Context ctx;
+  xform::Result r = norm->run(p, {}, ctx);
+  if (r.cls != xform::SemClass::Exact) {
+    xform::Context ctx2;
+    r = norm->run(p, {{"fuse", "0"}}, ctx2);
+    if (r.cls != xform::SemClass::Exact) throw CompileError("normalize:fuse=0 is not exact on:\n" + print_program(p));
+  }
+  return std::move(r.program);
+}
+
+struct GpuProgram::Impl {
+  Program program;
+  GpuOptions opt;
+  GpuSource src;
+  std::unique_ptr<EmuModule> emu;
+  std::vector<EmuLaunch> emu_fns;
+  std::unique_ptr<Device> dev;
+  std::vector<uintptr_t> dev_fns;
+
+  unsigned grid_for(int64_t n) const {
+    unsigned cap = opt.max_grid ? opt.max_grid : dev ? unsigned(std::max(1, dev->sm_count() * 4)) : 3u;
+    int64_t need = (n + opt.block - 1) / opt.block;
+    return unsigned(std::clamp<int64_t>(need, 1, cap));
+  }
+};
+
+GpuProgram::GpuProgram(const Program& p, const GpuOptions& opt) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.opt = opt;
+  // Refuse before normalising, so the message names what the user wrote.
+  if (auto why = gpu_unsupported(p)) throw CompileError("not supported by the GPU backend yet: " + *why);
+  m.program = gpu_normal_form(p);
+  m.src = emit_cuda(m.program);
+  if (opt.target == Target::Emu) {
+    m.emu = std::make_unique<EmuModule>(m.src.text);
+    for (const GpuKernel& k : m.src.kernels) m.emu_fns.push_back(m.emu->launcher(k.name));
+    return;
+  }
+  m.dev = std::make_unique<Device>();  // first: no driver is the clearer message
+  PtxResult ptx = compile_ptx(m.src.text, opt.arch);
+  if (!ptx.ok) throw CompileError("NVRTC: " + ptx.log);
+  uintptr_t mod = m.dev->load_module(ptx.ptx);
+  for (const GpuKernel& k : m.src.kernels) m.dev_fns.push_back(m.dev->function(mod, k.name));
+}
+
+GpuProgram::~GpuProgram() = default;
+const Program& GpuProgram::program() const { return impl_->program; }
+const GpuSource& GpuProgram::source() const { return impl_->src; }
+
+IeeeOutcome GpuProgram::run(const Inputs& in) const {
+  const Impl& m = *impl_;
+  const Program& p = m.program;
+  std::map<std::string, std::shared_ptr<Tensor>> owned;
+  std::map<std::string, const Tensor*> env;
+  for (const Input& i : p.inputs) env[i.name] = &in.at(i.name);
+  // On the device every tensor lives in device memory for the whole run.
+  std::map<std::string, uint64_t> dmem;
+  struct Freer {
+    Device* d;
+    std::map<std::string, uint64_t>& mem;
+    ~Freer() {
+      if (d)
+        for (auto& [n, ptr] : mem) d->free(ptr);
+    }
+  } freer{m.dev.get(), dmem};
+  if (m.dev)
+    for (const Input& i : p.inputs) {
+      const Tensor& t = in.at(i.name);
+      dmem[i.name] = m.dev->alloc(t.data.size());
+      m.dev->upload(dmem[i.name], t.data.data(), t.data.size());
+    }
+  IeeeOutcome out;
+  for (size_t k = 0; k < m.src.kernels.size(); ++k) {
+    const GpuKernel& gk = m.src.kernels[k];
+    const TensorType& t = gk.spec.types[0];
+    int64_t n = num_elements(t.shape);
+    if (n > kMaxElements)
+      throw ResourceError{"tensor " + type_str(t) + " has " + std::to_string(n) + " elements, over the limit of " +
+                          std::to_string(kMaxElements)};
+    auto result = std::make_shared<Tensor>(Tensor::uninitialized(t.dtype, t.shape));
+    StaxFail fail{-1, kNoFailure, 0};
+    unsigned grid = m.grid_for(n);
+    if (m.emu) {
+      std::vector<void*> bufs{result->data.data()};
+      for (size_t i = 1; i < gk.spec.names.size(); ++i)
+        bufs.push_back(const_cast<uint8_t*>(env.at(gk.spec.names[i])->data.data()));
+      m.emu_fns[k](bufs.data(), 0, n, &fail, 0, grid, m.opt.block);
+      if (fail.pos != kNoFailure) m.emu_fns[k](bufs.data(), fail.pos, fail.pos + 1, &fail, 1, 1, 1);
+    } else {
+      dmem[gk.spec.binding] = m.dev->alloc(result->data.size());
+      uint64_t dfail = m.dev->alloc(sizeof(StaxFail));
+      dmem["#fail"] = dfail;  // freed with the rest
+      std::vector<uint64_t> ptrs;
+      for (const std::string& name : gk.spec.names) ptrs.push_back(dmem.at(name));
+      auto launch = [&](int64_t begin, int64_t end, int record, unsigned g, unsigned b) {
+        m.dev->upload(dfail, &fail, sizeof fail);
+        std::vector<void*> args;
+        for (uint64_t& ptr : ptrs) args.push_back(&ptr);
+        args.push_back(&begin);
+        args.push_back(&end);
+        args.push_back(&dfail);
+        args.push_back(&record);
+        m.dev->launch(m.dev_fns[k], g, b, args);
+        m.dev->download(&fail, dfail, sizeof fail);
+      };
+      launch(0, n, 0, grid, m.opt.block);
+      if (fail.pos != kNoFailure) launch(fail.pos, fail.pos + 1, 1, 1, 1);
+      else m.dev->download(result->data.data(), dmem[gk.spec.binding], result->data.size());
+      m.dev->free(dfail);
+      dmem.erase("#fail");
+    }
+    if (fail.pos != kNoFailure) {
+      std::string reason = gk.reasons.at(size_t(fail.reason));
+      if (reason.find("index out of range") != std::string::npos) reason += ": " + std::to_string(fail.value);
+      out.failure = Failure{gk.spec.binding, unflatten(t.shape, fail.pos), reason, print_expr(gk.spec.expr, &p)};
+      return out;
+    }
+    env[gk.spec.binding] = result.get();
+    owned[gk.spec.binding] = result;
+  }
+  for (const std::string& o : p.outputs) {
+    if (auto it = owned.find(o); it != owned.end()) out.outputs[o] = it->second;
+    else out.outputs[o] = std::make_shared<const Tensor>(*env.at(o));
+  }
+  return out;
+}
+
+IeeeOutcome run(const Program& p, const Inputs& in, const GpuOptions& opt) { return GpuProgram(p, opt).run(in); }
+
+}  // namespace stax::backends::gpu

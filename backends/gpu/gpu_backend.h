@@ -1,0 +1,51 @@
+// The GPU backend, first slice (issue 18): a program is normalised (as for
+// the CPU backend, an exact transform), each binding becomes one CUDA C
+// kernel (cuda_codegen.h), and the kernels run in program order either on
+// the host emulator (Target::Emu, the same source compiled by the host C++
+// compiler) or on the device (Target::Device: NVRTC to PTX, the driver API
+// loaded at run time). The result is the interpreter's, bit for bit, ⊥
+// included with the binding and the output index.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/gpu/cuda_codegen.h"
+#include "semantics/evaluator.h"
+
+namespace stax::backends::gpu {
+
+enum class Target { Emu, Device };
+
+struct GpuOptions {
+  Target target = Target::Emu;
+  std::string arch = "compute_90";  ///< NVRTC --gpu-architecture
+  unsigned block = 128;             ///< threads per block
+  unsigned max_grid = 0;            ///< blocks at most (0: 4 per SM on the device, 3 on the emulator)
+};
+
+class GpuProgram {
+ public:
+  /// Normalises, emits and compiles. Throws cpu::CompileError (refusals
+  /// start "not supported by the GPU backend yet: ") or DriverError.
+  GpuProgram(const sem::Program& p, const GpuOptions& opt = {});
+  ~GpuProgram();
+
+  /// Inputs must pass sem::check_inputs.
+  sem::IeeeOutcome run(const sem::Inputs& in) const;
+
+  const sem::Program& program() const;
+  const GpuSource& source() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The normal form the kernels compute (normalize, exact; fuse=0 when fusion
+/// only refines). Throws cpu::CompileError.
+sem::Program gpu_normal_form(const sem::Program& p);
+
+sem::IeeeOutcome run(const sem::Program& p, const sem::Inputs& in, const GpuOptions& opt = {});
+
+}  // namespace stax::backends::gpu

@@ -1,0 +1,160 @@
+// The GPU backend's CUDA C (issue 18): NVRTC compiles every supported
+// example and a few generated programs to PTX with the exactness flags, and
+// ptxas (where the toolkit has it) assembles that PTX for sm_90, so an
+// invalid kernel fails here without a GPU; the source never contracts
+// (no fma but the program's own fma op); transcendental ops are refused
+// and rand with a clear message. Each check has its wrong case.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "backends/cpu/jit.h"
+#include "backends/gpu/gpu_backend.h"
+#include "backends/gpu/nvrtc.h"
+#include "oracle/program_gen.h"
+#include "semantics/mutants.h"
+#include "tests/test_util.h"
+
+using namespace stax;
+using namespace stax::sem;
+namespace gpu = stax::backends::gpu;
+
+namespace {
+
+Program parse(const std::string& s) { return test::parse_ok(s, "<gpu-codegen-test>"); }
+
+std::string source_of(const Program& p) { return gpu::emit_cuda(gpu::gpu_normal_form(p)).text; }
+
+/// ptxas's verdict on `ptx` for sm_90: "" when it assembles, its output when
+/// not, "no ptxas" when the toolkit has none.
+std::string ptxas(const std::string& ptx) {
+  std::string tool = STAX_PTXAS;
+  if (tool.empty() || tool.find("NOTFOUND") != std::string::npos) return "no ptxas";
+  auto dir = test::scratch("gpu_ptxas");
+  std::ofstream(dir / "k.ptx") << ptx;
+  std::string cmd = tool + " -arch=sm_90 " + (dir / "k.ptx").string() + " -o " + (dir / "k.cubin").string() + " > " +
+                    (dir / "log").string() + " 2>&1";
+  if (std::system(cmd.c_str()) == 0) return "";
+  std::ifstream log(dir / "log");
+  return std::string(std::istreambuf_iterator<char>(log), {}) + "(ptxas failed)";
+}
+
+/// "" when the program's kernels compile to PTX and assemble.
+std::string compiles(const Program& p) {
+  gpu::PtxResult r = gpu::compile_ptx(source_of(p));
+  if (!r.ok) return "NVRTC: " + r.log;
+  std::string a = ptxas(r.ptx);
+  return a == "no ptxas" ? "" : a;
+}
+
+}  // namespace
+
+TEST_CASE("the NVRTC options carry the exactness flags") {
+  std::vector<std::string> o = gpu::nvrtc_options("compute_90");
+  for (const char* f : {"--fmad=false", "--prec-div=true", "--prec-sqrt=true", "--ftz=false",
+                        "--gpu-architecture=compute_90"})
+    CHECK(std::find(o.begin(), o.end(), f) != o.end());
+  CHECK(std::find(o.begin(), o.end(), "--fmad=true") == o.end());
+}
+
+TEST_CASE("NVRTC compiles every supported example and generated programs; ptxas assembles them") {
+  if (!gpu::have_nvrtc()) {
+    CHECK(gpu::compile_ptx("").log.find("no NVRTC in this build") != std::string::npos);
+    return;
+  }
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(STAX_SOURCE_DIR) + "/examples")) {
+    if (e.path().extension() != ".stx") continue;
+    ParseResult r = parse_file(e.path().string());
+    REQUIRE(std::holds_alternative<Program>(r));
+    const Program& p = std::get<Program>(r);
+    if (gpu::gpu_unsupported(p)) continue;
+    INFO(e.path().string());
+    CHECK(compiles(p) == "");
+    ++n;
+  }
+  CHECK(n >= 5);
+  oracle::GenOptions opt;  // f16/bf16 included
+  int g = 0;
+  for (uint64_t seed = 1; g < 10 && seed < 100; ++seed) {
+    Program p = oracle::generate_program(seed, opt);
+    if (gpu::gpu_unsupported(p)) continue;
+    INFO("seed " << seed);
+    CHECK(compiles(p) == "");
+    ++g;
+  }
+  CHECK(g == 10);
+  // The wrong case: a kernel that does not compile is reported, not hidden.
+  gpu::PtxResult bad = gpu::compile_ptx(source_of(parse("input x : f32[4]\nlet y : f32[4] = map(neg, x)\noutput y\n")) +
+                                        "\nextern \"C\" __global__ void broken() { undeclared(); }\n");
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.log.find("undeclared") != std::string::npos);
+}
+
+TEST_CASE("ptxas rejects invalid PTX (when the toolkit has it)") {
+  std::string v = ptxas(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { bogus; }\n");
+  if (v != "no ptxas") CHECK(v != "");
+}
+
+TEST_CASE("the emitted source never contracts; the fma-contract mutant does") {
+  Program p = parse(
+      "input x : f32[16]\ninput y : f64[16]\n"
+      "let a : f32[16] = map(fn(u) => add(mul(u, u), u), x)\n"
+      "let b : f64[16] = map(fn(u) => sub(mul(u, 3.0), div(u, 7.0)), y)\n"
+      "output a, b\n");
+  std::string s = source_of(p);
+  CHECK(s.find("fma") == std::string::npos);
+  CHECK(s.find("contract") == std::string::npos);
+  ScopedMutant m("fma-contract");
+  CHECK(source_of(p).find("fmaf(") != std::string::npos);
+}
+
+TEST_CASE("transcendental ops and rand are refused with a clear message") {
+  for (const auto& [text, what] : std::vector<std::pair<std::string, std::string>>{
+           {"input x : f32[4]\nlet y : f32[4] = map(exp, x)\noutput y\n", "exp"},
+           {"input x : f32[4]\nlet y : f32[4] = map(sigmoid, x)\noutput y\n", "sigmoid"},
+           {"input x : f32[4]\nlet y : f32[4] = map(fn(a, b) => add(a, b), x, rand(f32, [4], 3))\noutput y\n", "rand"}}) {
+    Program p = parse(text);
+    REQUIRE(gpu::gpu_unsupported(p) == what);
+    try {
+      gpu::GpuProgram gp(p);
+      FAIL("compiled a program the slice cannot run exactly");
+    } catch (const backends::cpu::CompileError& e) {
+      CHECK(std::string(e.what()) == "not supported by the GPU backend yet: " + what);
+    }
+  }
+  // The wrong case: a supported program is not refused.
+  CHECK_FALSE(gpu::gpu_unsupported(parse("input x : f32[4]\nlet y : f32[4] = map(sqrt, x)\noutput y\n")));
+}
+
+TEST_CASE("stax check --backend gpu-emu compares T(P) on the emulator") {
+  auto dir = test::scratch("gpu_check_cli");
+  std::string ex = std::string(STAX_SOURCE_DIR) + "/examples/example_6_2.stx";
+  test::Run ok = test::run_stax(dir, "check " + ex + " --transform normalize --backend gpu-emu --no-prove --trials 5");
+  CHECK(ok.code == 0);
+  CHECK(test::contains(ok.out, "backend gpu-emu: bit-identical"));
+  test::Run bad = test::run_stax(dir, "check " + ex + " --transform normalize --backend gpu-nope --no-prove");
+  CHECK(bad.code == 2);
+}
+
+TEST_CASE("stax run --backend gpu-emu and gpu, end to end") {
+  auto dir = test::scratch("gpu_cli");
+  std::string ex = std::string(STAX_SOURCE_DIR) + "/examples/example_6_1.stx";
+  test::Run interp = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4");
+  test::Run emu = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4 --backend gpu-emu");
+  CHECK(interp.code == 0);
+  CHECK(emu.code == 0);
+  CHECK(emu.out == interp.out);
+  test::Run refused = test::run_stax(dir, "run " + std::string(STAX_SOURCE_DIR) +
+                                               "/examples/example_5_1_forward.stx --random-inputs 3 --backend gpu-emu");
+  CHECK(refused.code == 2);
+  CHECK(test::contains(refused.err, "not supported by the GPU backend yet"));
+  // Without a driver (this machine), a clear message and exit 2; with one, the interpreter's bits.
+  test::Run dev = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4 --backend gpu");
+  if (dev.code == 2) CHECK(test::contains(dev.err, "no GPU driver"));
+  else CHECK(dev.out == interp.out);
+}
