@@ -12,6 +12,7 @@
 #include "backends/cpu/jit.h"
 #include "backends/cpu/vecmath.h"
 #include "backends/cpu/vecmath_ir.h"
+#include "backends/reasons.h"
 #include "semantics/index_eval.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/mutants.h"
@@ -489,10 +490,7 @@ Value* Emitter::elem(const Expr& e, const std::vector<Value*>& idx) {
       if (wrap && !mutant_active("neg-index-unwrapped"))  // PyTorch #102064 when missing
         v = b_.CreateSelect(b_.CreateICmpSLT(v, i64(0)), b_.CreateAdd(v, i64(ss[j])), v);
       if (!in_bounds)
-        check(b_.CreateICmpUGE(v, i64(ss[j])),
-              "index out of range [0, " + std::to_string(ss[j]) + ") in dim " + std::to_string(j) +
-                  " of the viewed tensor" + (wrap ? " (after wrapping negatives)" : ""),
-              v);
+        check(b_.CreateICmpUGE(v, i64(ss[j])), view_index_reason(ss[j], j, wrap), v);
       at.push_back(v);
     }
     return elem(x->src, at);

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/codegen.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/normal_form.h"
 #include "semantics/printer.h"
 #include "transforms/transform.h"
 
@@ -46,20 +47,10 @@ struct CompiledProgram::Impl {
 
 CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl_(std::make_unique<Impl>()) {
   impl_->opt = opt;
-  const xform::TransformInfo* norm = xform::find_transform("normalize");
-  if (!norm) throw CompileError("the normalize transform is not registered");
-  // The kernels must compute exactly P, ⊥ included: when composition or
-  // fusion only refines P (it dropped a view or map that may fail), compile
-  // the realization-only normal form instead.
-  xform::Context ctx;
-  xform::Result r = norm->run(p, {}, ctx);
-  if (r.cls != xform::SemClass::Exact) {
-    xform::Context ctx2;
-    r = norm->run(p, {{"fuse", "0"}}, ctx2);
-    if (r.cls != xform::SemClass::Exact)
-      throw CompileError("normalize:fuse=0 is not exact on:\n" + print_program(p));
-  }
-  impl_->program = std::move(r.program);
+  std::string why;
+  std::optional<Program> n = exact_normal_form(p, &why);
+  if (!n) throw CompileError(why);
+  impl_->program = std::move(*n);
   Jit& jit = Jit::instance();
   if (opt.keep_ir) jit.set_keep_ir(true);
   for (const Binding& b : impl_->program.bindings) {

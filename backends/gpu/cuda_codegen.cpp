@@ -5,6 +5,7 @@
 
 #include "backends/cpu/jit.h"
 #include "backends/gpu/cuda_prelude.h"
+#include "backends/reasons.h"
 #include "semantics/index_eval.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/mutants.h"
@@ -358,10 +359,7 @@ std::string Emitter::elem(const Expr& e, const std::vector<std::string>& idx) {
       if (wrap && !mutant_active("neg-index-unwrapped"))  // PyTorch #102064 when missing
         v = i64tmp(v + " < 0 ? " + v + " + " + i64_lit(ss[j]) + " : " + v);
       if (!in_bounds)
-        check("(u64)" + v + " >= (u64)" + i64_lit(ss[j]),
-              "index out of range [0, " + std::to_string(ss[j]) + ") in dim " + std::to_string(j) +
-                  " of the viewed tensor" + (wrap ? " (after wrapping negatives)" : ""),
-              v);
+        check("(u64)" + v + " >= (u64)" + i64_lit(ss[j]), view_index_reason(ss[j], j, wrap), v);
       at.push_back(v);
     }
     return elem(x->src, at);

@@ -7,6 +7,7 @@
 #include "backends/gpu/driver.h"
 #include "backends/gpu/emulator.h"
 #include "backends/gpu/nvrtc.h"
+#include "backends/normal_form.h"
 #include "semantics/printer.h"
 #include "transforms/transform.h"
 
@@ -21,16 +22,10 @@ constexpr int64_t kNoFailure = INT64_MAX;
 }  // namespace
 
 Program gpu_normal_form(const Program& p) {
-  const xform::TransformInfo* norm = xform::find_transform("normalize");
-  if (!norm) throw CompileError("the normalize transform is not registered");
-  xform::Context ctx;
-  xform::Result r = norm->run(p, {}, ctx);
-  if (r.cls != xform::SemClass::Exact) {
-    xform::Context ctx2;
-    r = norm->run(p, {{"fuse", "0"}}, ctx2);
-    if (r.cls != xform::SemClass::Exact) throw CompileError("normalize:fuse=0 is not exact on:\n" + print_program(p));
-  }
-  return std::move(r.program);
+  std::string why;
+  std::optional<Program> n = exact_normal_form(p, &why);
+  if (!n) throw CompileError(why);
+  return std::move(*n);
 }
 
 struct GpuProgram::Impl {

@@ -17,6 +17,7 @@
 #include "backends/gpu/nvrtc.h"
 #include "oracle/program_gen.h"
 #include "semantics/mutants.h"
+#include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"
 
 using namespace stax;
@@ -67,13 +68,8 @@ TEST_CASE("NVRTC compiles every supported example and generated programs; ptxas 
     return;
   }
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(STAX_SOURCE_DIR) + "/examples")) {
-    if (e.path().extension() != ".stx") continue;
-    ParseResult r = parse_file(e.path().string());
-    REQUIRE(std::holds_alternative<Program>(r));
-    const Program& p = std::get<Program>(r);
-    if (gpu::gpu_unsupported(p)) continue;
-    INFO(e.path().string());
+  for (const auto& [name, p] : test::gpu_examples()) {
+    INFO(name);
     CHECK(compiles(p) == "");
     ++n;
   }

@@ -18,6 +18,7 @@
 #include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
 #include "semantics/mutants.h"
+#include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"
 
 using namespace stax;
@@ -29,13 +30,7 @@ namespace {
 std::string device_difference(const Program& p, uint64_t seed) {
   gpu::GpuOptions opt;
   opt.target = gpu::Target::Device;
-  gpu::GpuProgram gp(p, opt);
-  for (oracle::InputKind kind : oracle::kInputKinds) {
-    Inputs in = oracle::generate_inputs(p, kind, seed);
-    if (auto d = oracle::outcome_difference(p, eval_ieee(p, in), gp.run(in)))
-      return std::string(oracle::input_kind_name(kind)) + " inputs: " + *d;
-  }
-  return "";
+  return test::gpu_difference(p, seed, opt);
 }
 
 std::string json_escape(const std::string& s) {
@@ -64,14 +59,9 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
     if (!d.empty()) failures.push_back(what + ": " + d);
     CHECK(d == "");
   };
-  for (const auto& e : std::filesystem::directory_iterator(std::string(STAX_SOURCE_DIR) + "/examples")) {
-    if (e.path().extension() != ".stx") continue;
-    ParseResult r = parse_file(e.path().string());
-    REQUIRE(std::holds_alternative<Program>(r));
-    const Program& p = std::get<Program>(r);
-    if (gpu::gpu_unsupported(p)) continue;
-    INFO(e.path().string());
-    check(e.path().filename().string(), p, 7);
+  for (const auto& [name, p] : test::gpu_examples()) {
+    INFO(name);
+    check(name, p, 7);
     ++examples;
   }
   const char* env = std::getenv("STAX_GPU_PROGRAMS");

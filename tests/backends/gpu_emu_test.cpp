@@ -15,6 +15,7 @@
 #include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
 #include "semantics/mutants.h"
+#include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"
 
 using namespace stax;
@@ -23,16 +24,9 @@ namespace gpu = stax::backends::gpu;
 
 namespace {
 
-/// The first difference between the interpreter and the emulated kernels on
-/// P over the oracle's input kinds, or "".
+/// The first difference between the interpreter and the emulated kernels.
 std::string difference(const Program& p, uint64_t seed, const gpu::GpuOptions& opt = {}) {
-  gpu::GpuProgram gp(p, opt);
-  for (oracle::InputKind kind : oracle::kInputKinds) {
-    Inputs in = oracle::generate_inputs(p, kind, seed);
-    if (auto d = oracle::outcome_difference(p, eval_ieee(p, in), gp.run(in)))
-      return std::string(oracle::input_kind_name(kind)) + " inputs: " + *d;
-  }
-  return "";
+  return test::gpu_difference(p, seed, opt);
 }
 
 Program parse(const std::string& s) { return test::parse_ok(s, "<gpu-emu-test>"); }
@@ -41,13 +35,8 @@ Program parse(const std::string& s) { return test::parse_ok(s, "<gpu-emu-test>")
 
 TEST_CASE("every supported example runs bit-identically on the GPU emulator") {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(STAX_SOURCE_DIR) + "/examples")) {
-    if (e.path().extension() != ".stx") continue;
-    ParseResult r = parse_file(e.path().string());
-    REQUIRE(std::holds_alternative<Program>(r));
-    const Program& p = std::get<Program>(r);
-    if (gpu::gpu_unsupported(p)) continue;
-    INFO(e.path().string());
+  for (const auto& [name, p] : test::gpu_examples()) {
+    INFO(name);
     CHECK(difference(p, 7) == "");
     ++n;
   }
