@@ -227,7 +227,7 @@ TEST_CASE("stax run/check/bench with --backend cpu, end to end") {
 
   // Deliberately wrong uses: an unknown backend, the real semantics on a
   // compiled backend, a missing file.
-  CHECK(test::run_stax(dir, "run " + ex + " --backend gpu --random-inputs 1").code == 2);
+  CHECK(test::run_stax(dir, "run " + ex + " --backend tpu --random-inputs 1").code == 2);
   CHECK(test::run_stax(dir, "run " + ex + " --backend cpu --semantics real --random-inputs 1").code == 2);
   test::Run missing = test::run_stax(dir, "bench " + (dir / "nope.stx").string());
   CHECK(missing.code == 2);
