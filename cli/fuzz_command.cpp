@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/gpu/gpu_backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
@@ -42,8 +43,15 @@ std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
       r.push_back({name, [level](const Program& p, const Inputs& in) {
                      return backends::cpu::run(p, in, {1, false, level});
                    }});
+    } else if (name == "gpu-emu" || name == "gpu") {
+      // gpu-emu: the CUDA C kernels on the host emulator; gpu: on the device
+      // (NVRTC and the driver API; without them every program is counted as
+      // unsupported by this backend, never as a finding).
+      backends::gpu::GpuOptions g;
+      g.target = name == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
+      r.push_back({name, [g](const Program& p, const Inputs& in) { return backends::gpu::run(p, in, g); }});
     } else {
-      throw std::invalid_argument("unknown backend '" + name + "' (known: interp, cpu, cpu-o0)");
+      throw std::invalid_argument("unknown backend '" + name + "' (known: interp, cpu, cpu-o0, gpu-emu, gpu)");
     }
     i = j + 1;
   }

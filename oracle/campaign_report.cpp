@@ -116,6 +116,8 @@ std::string format_campaign_report(const json& r) {
   table("class", r["by_class"]);
   table("transforms", r["by_transform"]);
   table("backends", r["by_backend"]);
+  if (int64_t sk = r["backend_skipped"].get<int64_t>(); sk > 0)
+    s += "backend runs refused (a program the backend does not support; not compared): " + std::to_string(sk) + "\n";
   const json& t = r["time_s"];
   std::snprintf(buf, sizeof buf,
                 "time: generate %.2f s, transform %.2f s, check %.2f s, backends %.2f s, shrink %.2f s\n",

@@ -1,7 +1,12 @@
 // NVRTC: generated CUDA C to PTX, with the flags that keep the interpreter's
 // bits (no fused multiply-add, IEEE division and square root, no
-// flush-to-zero). Linked only when CMake finds the CUDA toolkit
-// (STAX_HAVE_NVRTC); otherwise compile_ptx says so.
+// flush-to-zero). libnvrtc is loaded with dlopen at run time, like the driver
+// API, so nothing in the build needs the CUDA toolkit: from $STAX_NVRTC (a
+// file), the loader's path (libnvrtc.so.13, .12, libnvrtc.so; the toolkit of
+// this kind of machine is in /usr/local/cuda), or the CUDA wheels that
+// scripts/setup.sh installs from PyPI under $STAX_CUDA_PREFIX
+// (/opt/stax-cuda by default) where there is no toolkit. Absent:
+// compile_ptx says so.
 #pragma once
 
 #include <string>
@@ -20,7 +25,14 @@ struct PtxResult {
 
 PtxResult compile_ptx(const std::string& source, const std::string& arch = "compute_90");
 
-/// Whether this build links NVRTC.
+/// Whether libnvrtc could be loaded (the reason otherwise in nvrtc_status()).
 bool have_nvrtc();
+/// The library loaded and its version ("libnvrtc ... 12.9"), or why none.
+std::string nvrtc_status();
+
+/// A ptxas to assemble PTX with, or "" when none is found: $STAX_PTXAS, then
+/// the one beside the loaded NVRTC (same toolkit, so it reads that NVRTC's
+/// PTX version), then ptxas on $PATH, then the CUDA wheels.
+std::string find_ptxas();
 
 }  // namespace stax::backends::gpu

@@ -69,3 +69,24 @@ TEST_CASE("stax fuzz: a mutant campaign stores findings whose reproducers replay
   CHECK_THAT(m.out, Catch::Contains("50 programs"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("stax fuzz --backends gpu-emu: the GPU kernels on the emulator against the interpreter") {
+  auto dir = stax::test::scratch("stax_fuzz_gpu_emu");
+  std::string db = (dir / "g.db").string();
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db + s);
+  // Without a mutant: no finding; the report counts the programs run on gpu-emu.
+  auto clean = run_stax(dir, "fuzz --seed 100 --count 12 --backends gpu-emu --quiet --db " + db);
+  INFO(clean.out << clean.err);
+  CHECK(clean.code == 0);
+  auto rep = run_stax(dir, "fuzz report --db " + db);
+  CHECK_THAT(rep.out, Catch::Contains("gpu-emu=12"));
+  // The wrong case: a GPU codegen mutant (negative gather indices not
+  // wrapped) is found by the same campaign loop.
+  std::string bdb = (dir / "bad.db").string();
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(bdb + s);
+  auto bad = run_stax(dir, "fuzz --seed 1 --count 30 --backends gpu-emu --mutant neg-index-unwrapped --no-shrink --quiet --db " + bdb);
+  INFO(bad.out << bad.err);
+  CHECK(bad.code == 1);
+  auto found = run_stax(dir, "fuzz report --json --db " + bdb);
+  CHECK_THAT(found.out, Catch::Contains("\"component\": \"gpu-emu\""));
+}
