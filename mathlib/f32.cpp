@@ -13,6 +13,7 @@
 
 #include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
+#include "mathlib/f32_lanes.h"
 #include "mathlib/f32_testing.h"
 
 namespace stax::math {

@@ -5,6 +5,11 @@
 // block loops of f32.cpp vectorise; it returns the candidate float and a
 // "needs the slow path" flag.
 //
+// The GPU backend compiles this header and f32_tables.h as device code too
+// (backends/gpu/cuda_math.cpp embeds their text; NVRTC gets a small shim of
+// the std names used here): keep to <bit>, <cmath>, <cstdint> and <utility>,
+// with no builtins outside those names.
+//
 // Notation: u = 2^-53 (binary64 unit roundoff); a Horner evaluation of a
 // degree-n polynomial has relative error at most gamma_2n * cond <= 2n u *
 // cond (Higham, Accuracy and Stability, §5.1), cond = sum |c_i x^i| /
@@ -19,7 +24,6 @@
 #include <cstdint>
 #include <utility>
 
-#include "mathlib/crmath.h"
 #include "mathlib/f32_tables.h"
 
 namespace stax::math::f32 {
@@ -59,13 +63,16 @@ inline double horner(const double (&c)[N], double x) {
   return horner_steps(c, x, std::make_index_sequence<N - 1>());
 }
 
+constexpr int floor_log2(int n) { return n > 1 ? 1 + floor_log2(n / 2) : 0; }
+
 template <int Lo, int N>
 [[gnu::always_inline]] inline double estrin_steps(const double* c, const double* pw) {
   if constexpr (N == 1) {
     return c[Lo];
   } else {
-    constexpr int kH = 1 << (31 - __builtin_clz(unsigned(N - 1)));  // the largest power of two < N
-    return estrin_steps<Lo, kH>(c, pw) + pw[__builtin_ctz(unsigned(kH))] * estrin_steps<Lo + kH, N - kH>(c, pw);
+    constexpr int kLog = floor_log2(N - 1);  // 2^kLog: the largest power of two < N
+    constexpr int kH = 1 << kLog;
+    return estrin_steps<Lo, kH>(c, pw) + pw[kLog] * estrin_steps<Lo + kH, N - kH>(c, pw);
   }
 }
 
@@ -373,16 +380,5 @@ inline constexpr double kErrPow = 0x1p-39;
   // in f32.cpp (Annex F's table).
   return round_test(regular ? res : NAN, kErrPow);
 }
-
-/// One register's worth of lanes of F, for the CPU backend's vector
-/// variants (f32.cpp): out[i] = eval_f32(F, x[i], y[i]) for i < 4 or 8, bit
-/// for bit (y is null for unary functions; out may alias x or y). The
-/// 8-lane one is compiled for AVX2: call it only where the CPU has AVX2.
-template <Fn F>
-void eval_lanes4(float* out, const float* x, const float* y);
-#if defined(__x86_64__)
-template <Fn F>
-__attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, const float* y);
-#endif
 
 }  // namespace stax::math::f32

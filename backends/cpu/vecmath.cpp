@@ -8,6 +8,7 @@
 
 #include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
+#include "mathlib/f32_lanes.h"
 
 namespace stax::backends::cpu {
 namespace {

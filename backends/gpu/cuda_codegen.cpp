@@ -4,6 +4,7 @@
 #include <map>
 
 #include "backends/cpu/jit.h"
+#include "backends/gpu/cuda_math.h"
 #include "backends/gpu/cuda_prelude.h"
 #include "backends/reasons.h"
 #include "semantics/index_eval.h"
@@ -23,8 +24,11 @@ namespace {
 
 std::optional<std::string> lambda_unsupported(const Lambda& f) {
   for (const Instr& in : f.code) {
-    if (in.kind == Instr::Kind::Op && (ieee::cr_fn(in.op) || in.op == ScalarOp::Sigmoid))
-      return std::string(op_name(in.op));
+    // Transcendental ops run mathlib's binary32 fast paths as device code
+    // (cuda_math.h); its binary64 ones are not ported yet.
+    if (in.kind == Instr::Kind::Op && (ieee::cr_fn(in.op) || in.op == ScalarOp::Sigmoid) &&
+        compute_type(in.type) == DType::F64)
+      return std::string(op_name(in.op)) + " on f64";
   }
   return std::nullopt;
 }
@@ -270,9 +274,15 @@ std::string Emitter::float_op(ScalarOp op, DType t, std::span<const std::string>
     case ScalarOp::Rsqrt: return tmp(t, one + " / " + (f32 ? "sqrtf(" : "sqrt(") + a[0] + ")");
     case ScalarOp::Floor: return tmp(t, std::string(f32 ? "floorf(" : "floor(") + a[0] + ")");
     case ScalarOp::Fma: return tmp(t, std::string(f32 ? "fmaf(" : "fma(") + a[0] + ", " + a[1] + ", " + a[2] + ")");
-    default: break;
+    case ScalarOp::Sigmoid:  // 1 / (1 + exp(-x)) over the correctly rounded exp, as the interpreter
+      if (f32) return tmp(t, one + " / (" + one + " + stax_cr_exp(-" + a[0] + ", fail))");
+      break;
+    default:
+      if (auto fn = cuda_math_function(op); fn && f32)
+        return tmp(t, *fn + "(" + a[0] + (a.size() > 1 ? ", " + a[1] : std::string()) + ", fail)");
+      break;
   }
-  throw CompileError("not supported by the GPU backend yet: " + std::string(op_name(op)));
+  throw CompileError("not supported by the GPU backend yet: " + std::string(op_name(op)) + (f32 ? "" : " on f64"));
 }
 
 std::string Emitter::int_op(ScalarOp op, DType t, std::span<const std::string> a) {
@@ -467,7 +477,7 @@ std::optional<std::string> gpu_unsupported(const Program& p) {
 GpuSource emit_cuda(const Program& p) {
   if (auto why = gpu_unsupported(p)) throw CompileError("not supported by the GPU backend yet: " + *why);
   GpuSource src;
-  src.text = std::string(cuda_prelude());
+  src.text = std::string(cuda_prelude()) + cuda_math_source();
   std::string launchers;
   for (const Binding& b : p.bindings) {
     GpuKernel k;

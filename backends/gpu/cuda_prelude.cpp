@@ -19,7 +19,9 @@ typedef int i32;
 typedef unsigned int u32;
 #define STAX_DEV static __device__ __forceinline__
 
-struct StaxFail { i64 reason, pos, value; };
+// The first failure (⊥), and how many lanes of transcendental functions
+// failed their rounding test (the host then recomputes the binding).
+struct StaxFail { i64 reason, pos, value, slow; };
 
 // Float constants by their bits, so that every value (NaN payloads, -0,
 // subnormals) is exact whatever the compiler's literal parsing does.

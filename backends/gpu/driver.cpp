@@ -28,6 +28,7 @@ struct Device::Api {
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr*, size_t*, CUmodule, const char*);
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
@@ -64,6 +65,7 @@ Device::Device() : api_(std::make_unique<Api>()) {
   a.bind(a.cuCtxSynchronize, "cuCtxSynchronize");
   a.bind(a.cuModuleLoadData, "cuModuleLoadData");
   a.bind(a.cuModuleGetFunction, "cuModuleGetFunction");
+  a.bind(a.cuModuleGetGlobal, "cuModuleGetGlobal_v2");
   a.bind(a.cuMemAlloc, "cuMemAlloc_v2");
   a.bind(a.cuMemFree, "cuMemFree_v2");
   a.bind(a.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -90,6 +92,13 @@ uintptr_t Device::function(uintptr_t module, const std::string& name) {
   CUfunction f = nullptr;
   api_->check(api_->cuModuleGetFunction(&f, reinterpret_cast<CUmodule>(module), name.c_str()), "cuModuleGetFunction");
   return reinterpret_cast<uintptr_t>(f);
+}
+uint64_t Device::global(uintptr_t module, const std::string& name, size_t* bytes) {
+  CUdeviceptr p = 0;
+  size_t n = 0;
+  api_->check(api_->cuModuleGetGlobal(&p, &n, reinterpret_cast<CUmodule>(module), name.c_str()), "cuModuleGetGlobal");
+  if (bytes) *bytes = n;
+  return p;
 }
 uint64_t Device::alloc(size_t bytes) {
   CUdeviceptr p = 0;

@@ -27,6 +27,8 @@ class Device {
   /// A module from PTX; its functions by name.
   uintptr_t load_module(const std::string& ptx);
   uintptr_t function(uintptr_t module, const std::string& name);
+  /// The address of a module's global variable (cuModuleGetGlobal).
+  uint64_t global(uintptr_t module, const std::string& name, size_t* bytes = nullptr);
   uint64_t alloc(size_t bytes);
   void free(uint64_t p);
   void upload(uint64_t dst, const void* src, size_t bytes);

@@ -16,7 +16,7 @@ namespace stax::backends::gpu {
 namespace fs = std::filesystem;
 
 std::string emu_compile_command() {
-  return std::string(STAX_HOST_CXX) + " -std=c++17 -O1 -ffp-contract=off -fno-fast-math -shared -fPIC -DSTAX_EMU";
+  return std::string(STAX_HOST_CXX) + " -std=c++20 -O1 -ffp-contract=off -fno-fast-math -shared -fPIC -DSTAX_EMU";
 }
 
 EmuModule::EmuModule(const std::string& source) {
@@ -57,6 +57,12 @@ EmuLaunch EmuModule::launcher(const std::string& kernel) const {
   void* f = dlsym(handle_, (kernel + "_emu").c_str());
   if (!f) throw cpu::CompileError("gpu-emu: no launcher for " + kernel);
   return reinterpret_cast<EmuLaunch>(f);
+}
+
+void* EmuModule::tables() const {
+  void* f = dlsym(handle_, "stax_tables_addr");
+  if (!f) throw cpu::CompileError("gpu-emu: no stax_tables_addr in the module");
+  return reinterpret_cast<void* (*)()>(f)();
 }
 
 }  // namespace stax::backends::gpu

@@ -14,8 +14,10 @@
 
 namespace stax::backends::gpu {
 
+/// The kernels' failure record (the prelude's StaxFail): the first ⊥, and
+/// the count of lanes whose math fast path failed its rounding test.
 struct StaxFail {
-  int64_t reason, pos, value;
+  int64_t reason, pos, value, slow;
 };
 
 /// `<kernel>_emu(bufs, begin, end, fail, record, grid, block)`.
@@ -32,6 +34,8 @@ class EmuModule {
   EmuModule& operator=(const EmuModule&) = delete;
 
   EmuLaunch launcher(const std::string& kernel) const;
+  /// The math tables' global (`stax_T`, through stax_tables_addr).
+  void* tables() const;
 
  private:
   void* handle_ = nullptr;

@@ -1,9 +1,11 @@
 #include "backends/gpu/gpu_backend.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "backends/cpu/jit.h"
+#include "backends/gpu/cuda_math.h"
 #include "backends/gpu/driver.h"
 #include "backends/gpu/emulator.h"
 #include "backends/gpu/nvrtc.h"
@@ -19,6 +21,19 @@ using cpu::CompileError;
 namespace {
 constexpr int64_t kMaxElements = int64_t(1) << 32;  // as the interpreter
 constexpr int64_t kNoFailure = INT64_MAX;
+
+/// One kernel's binding evaluated by the interpreter on the tensors it reads.
+IeeeOutcome recompute_binding(const cpu::KernelSpec& k, const std::map<std::string, const Tensor*>& env) {
+  Program one;
+  Inputs in;
+  for (size_t i = 1; i < k.names.size(); ++i) {
+    one.inputs.push_back(Input{k.names[i], k.types[i], {}});
+    in.emplace(k.names[i], *env.at(k.names[i]));
+  }
+  one.bindings.push_back(Binding{k.binding, k.expr, {}});
+  one.outputs.push_back(k.binding);
+  return eval_ieee(one, in);
+}
 }  // namespace
 
 Program gpu_normal_form(const Program& p) {
@@ -36,6 +51,7 @@ struct GpuProgram::Impl {
   std::vector<EmuLaunch> emu_fns;
   std::unique_ptr<Device> dev;
   std::vector<uintptr_t> dev_fns;
+  mutable int64_t slow_lanes = 0, recomputed = 0;  ///< of the last run
 
   unsigned grid_for(int64_t n) const {
     unsigned cap = opt.max_grid ? opt.max_grid : dev ? unsigned(std::max(1, dev->sm_count() * 4)) : 3u;
@@ -54,6 +70,7 @@ GpuProgram::GpuProgram(const Program& p, const GpuOptions& opt) : impl_(std::mak
   if (opt.target == Target::Emu) {
     m.emu = std::make_unique<EmuModule>(m.src.text);
     for (const GpuKernel& k : m.src.kernels) m.emu_fns.push_back(m.emu->launcher(k.name));
+    std::memcpy(m.emu->tables(), cuda_math_tables(), cuda_math_tables_size());
     return;
   }
   m.dev = std::make_unique<Device>();  // first: no driver is the clearer message
@@ -61,10 +78,18 @@ GpuProgram::GpuProgram(const Program& p, const GpuOptions& opt) : impl_(std::mak
   if (!ptx.ok) throw CompileError("NVRTC: " + ptx.log);
   uintptr_t mod = m.dev->load_module(ptx.ptx);
   for (const GpuKernel& k : m.src.kernels) m.dev_fns.push_back(m.dev->function(mod, k.name));
+  size_t bytes = 0;
+  uint64_t tables = m.dev->global(mod, "stax_T", &bytes);
+  if (bytes != cuda_math_tables_size())
+    throw CompileError("the device's math tables have " + std::to_string(bytes) + " bytes, the host's " +
+                       std::to_string(cuda_math_tables_size()));
+  m.dev->upload(tables, cuda_math_tables(), bytes);
 }
 
 GpuProgram::~GpuProgram() = default;
 const Program& GpuProgram::program() const { return impl_->program; }
+int64_t GpuProgram::slow_lanes() const { return impl_->slow_lanes; }
+int64_t GpuProgram::recomputed_bindings() const { return impl_->recomputed; }
 const GpuSource& GpuProgram::source() const { return impl_->src; }
 
 IeeeOutcome GpuProgram::run(const Inputs& in) const {
@@ -90,6 +115,7 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
       m.dev->upload(dmem[i.name], t.data.data(), t.data.size());
     }
   IeeeOutcome out;
+  m.slow_lanes = m.recomputed = 0;
   for (size_t k = 0; k < m.src.kernels.size(); ++k) {
     const GpuKernel& gk = m.src.kernels[k];
     const TensorType& t = gk.spec.types[0];
@@ -98,7 +124,7 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
       throw ResourceError{"tensor " + type_str(t) + " has " + std::to_string(n) + " elements, over the limit of " +
                           std::to_string(kMaxElements)};
     auto result = std::make_shared<Tensor>(Tensor::uninitialized(t.dtype, t.shape));
-    StaxFail fail{-1, kNoFailure, 0};
+    StaxFail fail{-1, kNoFailure, 0, 0};
     unsigned grid = m.grid_for(n);
     if (m.emu) {
       std::vector<void*> bufs{result->data.data()};
@@ -128,6 +154,22 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
       else m.dev->download(result->data.data(), dmem[gk.spec.binding], result->data.size());
       m.dev->free(dfail);
       dmem.erase("#fail");
+    }
+    m.slow_lanes += fail.slow;
+    if (fail.slow > 0 && m.opt.recompute_slow) {
+      ++m.recomputed;
+      // A math fast path failed its rounding test somewhere in this kernel:
+      // its candidate may be one ulp off, and a ⊥ found after it may not be
+      // the reference's. The interpreter recomputes the binding (its slow
+      // path is MPFR), and that result, or its ⊥, is the kernel's.
+      IeeeOutcome ref = recompute_binding(gk.spec, env);
+      if (ref.failure) {
+        out.failure = ref.failure;
+        return out;
+      }
+      *result = *ref.outputs.at(gk.spec.binding);
+      if (m.dev) m.dev->upload(dmem.at(gk.spec.binding), result->data.data(), result->data.size());
+      fail.pos = kNoFailure;
     }
     if (fail.pos != kNoFailure) {
       std::string reason = gk.reasons.at(size_t(fail.reason));

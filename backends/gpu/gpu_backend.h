@@ -22,6 +22,9 @@ struct GpuOptions {
   std::string arch = "compute_90";  ///< NVRTC --gpu-architecture
   unsigned block = 128;             ///< threads per block
   unsigned max_grid = 0;            ///< blocks at most (0: 4 per SM on the device, 3 on the emulator)
+  /// Recompute a binding on the host when a math lane failed its rounding
+  /// test (cuda_math.h). Off only in the test that shows why it is needed.
+  bool recompute_slow = true;
 };
 
 class GpuProgram {
@@ -33,6 +36,10 @@ class GpuProgram {
 
   /// Inputs must pass sem::check_inputs.
   sem::IeeeOutcome run(const sem::Inputs& in) const;
+  /// Of the last run: math lanes whose rounding test failed, and the
+  /// bindings the host recomputed because of them.
+  int64_t slow_lanes() const;
+  int64_t recomputed_bindings() const;
 
   const sem::Program& program() const;
   const GpuSource& source() const;

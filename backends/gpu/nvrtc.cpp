@@ -12,7 +12,9 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> nvrtc_options(const std::string& arch) {
   return {"--fmad=false", "--prec-div=true", "--prec-sqrt=true", "--ftz=false", "--gpu-architecture=" + arch,
-          "--std=c++17"};
+          "--std=c++17", "--device-int128",
+          // mathlib's fast paths carry no execution-space annotations
+          "--device-as-default-execution-space"};
 }
 
 namespace {

@@ -119,10 +119,10 @@ TEST_CASE("the emitted source never contracts; the fma-contract mutant does") {
   CHECK(source_of(p).find("fmaf(") != std::string::npos);
 }
 
-TEST_CASE("transcendental ops and rand are refused with a clear message") {
+TEST_CASE("binary64 transcendental ops and rand are refused with a clear message") {
   for (const auto& [text, what] : std::vector<std::pair<std::string, std::string>>{
-           {"input x : f32[4]\nlet y : f32[4] = map(exp, x)\noutput y\n", "exp"},
-           {"input x : f32[4]\nlet y : f32[4] = map(sigmoid, x)\noutput y\n", "sigmoid"},
+           {"input x : f64[4]\nlet y : f64[4] = map(exp, x)\noutput y\n", "exp on f64"},
+           {"input x : f64[4]\nlet y : f64[4] = map(sigmoid, x)\noutput y\n", "sigmoid on f64"},
            {"input x : f32[4]\nlet y : f32[4] = map(fn(a, b) => add(a, b), x, rand(f32, [4], 3))\noutput y\n", "rand"}}) {
     Program p = parse(text);
     REQUIRE(gpu::gpu_unsupported(p) == what);
@@ -133,8 +133,11 @@ TEST_CASE("transcendental ops and rand are refused with a clear message") {
       CHECK(std::string(e.what()) == "not supported by the GPU backend yet: " + what);
     }
   }
-  // The wrong case: a supported program is not refused.
+  // The wrong case: supported programs are not refused (binary32 and half
+  // transcendental ops run mathlib's fast paths as device code).
   CHECK_FALSE(gpu::gpu_unsupported(parse("input x : f32[4]\nlet y : f32[4] = map(sqrt, x)\noutput y\n")));
+  CHECK_FALSE(gpu::gpu_unsupported(parse("input x : f32[4]\nlet y : f32[4] = map(exp, x)\noutput y\n")));
+  CHECK_FALSE(gpu::gpu_unsupported(parse("input x : bf16[4]\nlet y : bf16[4] = map(erf, x)\noutput y\n")));
 }
 
 TEST_CASE("stax check --backend gpu-emu compares T(P) on the emulator") {
@@ -155,8 +158,12 @@ TEST_CASE("stax run --backend gpu-emu and gpu, end to end") {
   CHECK(interp.code == 0);
   CHECK(emu.code == 0);
   CHECK(emu.out == interp.out);
-  test::Run refused = test::run_stax(dir, "run " + std::string(STAX_SOURCE_DIR) +
-                                               "/examples/example_5_1_forward.stx --random-inputs 3 --backend gpu-emu");
+  // Example 5.1 (GELU: erf) on the emulator: the interpreter's bits.
+  std::string gelu = std::string(STAX_SOURCE_DIR) + "/examples/example_5_1_forward.stx";
+  CHECK(test::run_stax(dir, "run " + gelu + " --random-inputs 3 --show 4 --backend gpu-emu").out ==
+        test::run_stax(dir, "run " + gelu + " --random-inputs 3 --show 4").out);
+  std::ofstream(dir / "exp64.stx") << "input x : f64[4]\nlet y : f64[4] = map(exp, x)\noutput y\n";
+  test::Run refused = test::run_stax(dir, "run " + (dir / "exp64.stx").string() + " --random-inputs 3 --backend gpu-emu");
   CHECK(refused.code == 2);
   CHECK(test::contains(refused.err, "not supported by the GPU backend yet"));
   // Without a driver (this machine), a clear message and exit 2; with one, the interpreter's bits.

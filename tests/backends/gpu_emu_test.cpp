@@ -1,11 +1,14 @@
 // The GPU backend's CUDA C on the host emulator against the interpreter, bit
 // for bit (issue 18): every example this slice supports, generated programs
-// without transcendental ops, special values, integer wrap and ⊥, the
+// (binary32 transcendental ops included), every math function on f32, f16
+// and bf16, a lane recomputed after its rounding test failed, special
+// values, integer wrap and ⊥, the
 // grid-stride loop; and codegen mutants (fmaxf for maximum, a*b+c
 // contracted to fma, 32-bit index arithmetic, negative indices unwrapped)
 // caught — the deliberately wrong cases.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -43,7 +46,7 @@ TEST_CASE("every supported example runs bit-identically on the GPU emulator") {
   CHECK(n >= 5);
 }
 
-TEST_CASE("generated programs without transcendental ops (f16/bf16 included) run bit-identically on the GPU emulator") {
+TEST_CASE("generated programs (f16/bf16 and binary32 transcendental ops included) run bit-identically on the GPU emulator") {
   oracle::GenOptions opt;  // f16/bf16 included
   int n = 0;
   for (uint64_t seed = 1; n < 50 && seed < 400; ++seed) {
@@ -75,6 +78,47 @@ TEST_CASE("special values, f16/bf16, integer wrap and a grid-stride loop on the 
   CHECK(difference(p, 3) == "");
   // One block of one thread: every element through the grid-stride loop.
   CHECK(difference(p, 4, {gpu::Target::Emu, "compute_90", 1, 1}) == "");
+}
+
+TEST_CASE("transcendental ops on the GPU emulator: mathlib's fast paths as kernel code, the interpreter's bits") {
+  // Every function and sigmoid on f32, f16 and bf16, on random and special
+  // inputs (the oracle's kinds: ±0, ±inf, NaN, subnormals, huge values).
+  for (const char* t : {"f32", "f16", "bf16"}) {
+    std::string T = t;
+    Program p = parse("input x : " + T + "[300]\ninput y : " + T + "[300]\n"
+                      "let a : " + T + "[300] = map(fn(u) => add(add(exp(u), expm1(u)), add(log(u), log2(u))), x)\n"
+                      "let b : " + T + "[300] = map(fn(u) => add(add(log10(u), log1p(u)), add(tanh(u), erf(u))), x)\n"
+                      "let c : " + T + "[300] = map(fn(u, v) => add(add(sin(u), cos(u)), add(pow(u, v), sigmoid(u))), x, y)\n"
+                      "output a, b, c\n");
+    INFO(T);
+    for (uint64_t seed = 1; seed <= 6; ++seed) CHECK(difference(p, seed) == "");
+  }
+}
+
+TEST_CASE("a math lane that fails its rounding test is recomputed on the host") {
+  // pow(1 + 2^-12, 2) = 1 + 2^-11 + 2^-24 is a rounding midpoint of binary32
+  // (ties to the even one below); pow(3 + 2^-22, 2) = 9 + 1.5 ulp + 2^-44
+  // lies 2^-44 above a midpoint, far inside the fast path's error bound, so
+  // its candidate (the lower end) is one ulp below the correctly rounded
+  // result. The fast path flags both.
+  Program p = parse("input x : f32[4]\ninput y : f32[4]\nlet z : f32[4] = map(fn(a, b) => pow(a, b), x, y)\noutput z\n");
+  Inputs in{{"x", test::f32({4}, {1.000244140625f, 2.0f, 0.5f, std::nextafter(3.0f, 4.0f)})},
+            {"y", test::f32({4}, {2, 3, 2, 2})}};
+  IeeeOutcome ref = eval_ieee(p, in);
+  gpu::GpuProgram gp(p);
+  IeeeOutcome got = gp.run(in);
+  CHECK(oracle::outcome_difference(p, ref, got) == std::nullopt);
+  CHECK(gp.slow_lanes() == 2);
+  CHECK(gp.recomputed_bindings() == 1);
+  // The wrong case: keeping the fast path's candidate gives other bits.
+  gpu::GpuOptions keep;
+  keep.recompute_slow = false;
+  gpu::GpuProgram gk(p, keep);
+  CHECK(oracle::outcome_difference(p, ref, gk.run(in)) != std::nullopt);
+  // Without such lanes nothing is recomputed.
+  Inputs easy{{"x", test::f32({4}, {2.0f, 3.0f, 0.5f, 4.0f})}, {"y", test::f32({4}, {0.5f, 3, 2, 1.5f})}};
+  CHECK(oracle::outcome_difference(p, eval_ieee(p, easy), gp.run(easy)) == std::nullopt);
+  CHECK(gp.recomputed_bindings() == 0);
 }
 
 TEST_CASE("⊥ on the GPU emulator: the interpreter's binding, index and reason") {

@@ -15,6 +15,7 @@
 
 #include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
+#include "mathlib/f32_lanes.h"
 #include "mathlib/f32_tables.h"
 #include "mathlib/f32_testing.h"
 

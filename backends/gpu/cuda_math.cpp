@@ -1,0 +1,122 @@
+#include "backends/gpu/cuda_math.h"
+
+#include <sstream>
+
+#include "mathlib/crmath.h"
+#include "mathlib/f32_tables.h"
+#include "semantics/ieee_scalar.h"
+
+namespace stax::backends::gpu {
+
+namespace {
+
+// NVRTC has no <bit>, <cmath>, <cstdint> or <utility>: these are the names
+// f32_kernels.h uses, with the same meaning. The emulator includes the real
+// headers instead.
+constexpr std::string_view kShim = R"CUDA(
+#ifdef STAX_EMU
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#else
+typedef unsigned long long uint64_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef int int32_t;
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fc00000)
+namespace std {
+template <class To, class From> __device__ __forceinline__ To bit_cast(const From& f) {
+  To t;
+  memcpy(&t, &f, sizeof(To));
+  return t;
+}
+__device__ __forceinline__ double fabs(double x) { return ::fabs(x); }
+__device__ __forceinline__ float fabs(float x) { return ::fabsf(x); }
+__device__ __forceinline__ double copysign(double a, double b) { return ::copysign(a, b); }
+__device__ __forceinline__ bool isnan(float x) { return x != x; }
+__device__ __forceinline__ bool isnan(double x) { return x != x; }
+__device__ __forceinline__ bool isinf(float x) { return ::fabsf(x) == INFINITY; }
+__device__ __forceinline__ bool isfinite(float x) { return ::fabsf(x) < INFINITY; }
+template <size_t... I> struct index_sequence {};
+template <size_t N, size_t... I> struct stax_make_iseq : stax_make_iseq<N - 1, N - 1, I...> {};
+template <size_t... I> struct stax_make_iseq<0, I...> { using type = index_sequence<I...>; };
+template <size_t N> using make_index_sequence = typename stax_make_iseq<N>::type;
+}  // namespace std
+#endif
+)CUDA";
+
+// The table global and the wrappers. A lane whose rounding test failed
+// counts itself; its candidate is used until the host recomputes the
+// binding.
+constexpr std::string_view kWrappers = R"CUDA(
+extern "C" { __device__ stax::math::f32::Tables stax_T; }
+#ifdef STAX_EMU
+extern "C" void* stax_tables_addr() { return &stax_T; }
+STAX_DEV void stax_note_slow(StaxFail* f) { ++f->slow; }
+#else
+STAX_DEV void stax_note_slow(StaxFail* f) { atomicAdd((unsigned long long*)&f->slow, 1ull); }
+#endif
+STAX_DEV float stax_cr_done(stax::math::f32::Cand c, StaxFail* f) {
+  if (c.slow) stax_note_slow(f);
+  return c.out;
+}
+)CUDA";
+
+struct Wrapper {
+  math::Fn fn;
+  const char* call;  // the kernel call, x (and y) named so
+};
+constexpr Wrapper kCalls[] = {
+    {math::Fn::Exp, "k_exp(x, stax_T, 1.0)"},
+    {math::Fn::Expm1, "k_expm1(x, stax_T, 1.0)"},
+    {math::Fn::Log, "k_log(x, stax_T, 1.0)"},
+    {math::Fn::Log2, "k_log2(x, stax_T, 1.0)"},
+    {math::Fn::Log10, "k_log10(x, stax_T, 1.0)"},
+    {math::Fn::Log1p, "k_log1p(x, stax_T, 1.0)"},
+    {math::Fn::Tanh, "k_tanh(x, stax_T, 1.0)"},
+    {math::Fn::Erf, "k_erf(x, stax_T, 1.0)"},
+    {math::Fn::Sin, "k_trig<false>(x, stax_T, 1.0)"},
+    {math::Fn::Cos, "k_trig<true>(x, stax_T, 1.0)"},
+    {math::Fn::Pow, "k_pow(x, y, stax_T, 1.0)"},
+};
+
+/// The headers without their #include and #pragma lines (the shim stands
+/// in for the standard headers; the two headers come in order).
+std::string strip_directives(std::string_view text) {
+  std::string out;
+  std::istringstream in{std::string(text)};
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#include", 0) == 0 || line.rfind("#pragma once", 0) == 0) line = "// " + line;
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string cuda_math_source() {
+  std::string s = "\n// ---- correctly rounded binary32 functions (mathlib/f32_kernels.h)\n";
+  s += kShim;
+  s += strip_directives(cuda_math_headers());
+  s += kWrappers;
+  for (const Wrapper& w : kCalls) {
+    std::string name(math::fn_name(w.fn));
+    bool binary = math::is_binary(w.fn);
+    s += "STAX_DEV float stax_cr_" + name + "(float x, " + (binary ? "float y, " : "") +
+         "StaxFail* f) { return stax_cr_done(stax::math::f32::" + w.call + ", f); }\n";
+  }
+  return s;
+}
+
+const void* cuda_math_tables() { return &math::f32::tables(); }
+size_t cuda_math_tables_size() { return sizeof(math::f32::Tables); }
+
+std::optional<std::string> cuda_math_function(sem::ScalarOp op) {
+  auto f = sem::ieee::cr_fn(op);
+  if (!f) return std::nullopt;
+  return "stax_cr_" + std::string(math::fn_name(*f));
+}
+
+}  // namespace stax::backends::gpu

@@ -1,0 +1,19 @@
+#pragma once
+// The CPU backend's per-register entry points of the binary32 functions
+// (f32.cpp; backends/cpu/vecmath.cpp).
+#include "mathlib/crmath.h"
+
+namespace stax::math::f32 {
+
+/// One register's worth of lanes of F, for the CPU backend's vector
+/// variants (f32.cpp): out[i] = eval_f32(F, x[i], y[i]) for i < 4 or 8, bit
+/// for bit (y is null for unary functions; out may alias x or y). The
+/// 8-lane one is compiled for AVX2: call it only where the CPU has AVX2.
+template <Fn F>
+void eval_lanes4(float* out, const float* x, const float* y);
+#if defined(__x86_64__)
+template <Fn F>
+__attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, const float* y);
+#endif
+
+}  // namespace stax::math::f32
