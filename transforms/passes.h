@@ -77,6 +77,15 @@ struct InterleaveLanesOptions : ReductionOptions {
 };
 Result interleave_lanes(const sem::Program& p, const InterleaveLanesOptions& opt, Context& ctx);
 
+/// One CUDA thread block's order (gpu_reduce.cpp): `threads` block-stride
+/// accumulators, a shuffle tree per warp of `warp` lanes, then a halving tree
+/// over the warp results. Both powers of two, warp <= threads.
+struct GpuReduceOptions : ReductionOptions {
+  int64_t threads = 256;  ///< threads=M
+  int64_t warp = 32;      ///< warp=W
+};
+Result gpu_reduce(const sem::Program& p, const GpuReduceOptions& opt, Context& ctx);
+
 /// Recursive halving down to blocks of `base` folded sequentially.
 struct PairwiseOptions : ReductionOptions {
   int64_t base = 1;  ///< base=B >= 1

@@ -97,6 +97,18 @@ SplitReductionOptions parse_split_reduction(OptionReader& r) {
   return o;
 }
 
+GpuReduceOptions parse_gpu_reduce(OptionReader& r) {
+  GpuReduceOptions o;
+  o.binding = r.text("binding");
+  o.threads = r.integer("threads").value_or(256);
+  o.warp = r.integer("warp").value_or(32);
+  auto pow2 = [](int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
+  if (!pow2(o.threads) || !pow2(o.warp)) r.fail("threads and warp must be powers of two");
+  if (o.warp > o.threads) r.fail("warp=" + std::to_string(o.warp) + " exceeds threads=" + std::to_string(o.threads));
+  if (o.threads > 1024) r.fail("threads=" + std::to_string(o.threads) + " exceeds CUDA's 1024 per block");
+  return o;
+}
+
 InterleaveLanesOptions parse_interleave_lanes(OptionReader& r) {
   InterleaveLanesOptions o;
   o.binding = r.text("binding");
@@ -203,6 +215,10 @@ const std::vector<TransformInfo>& registry() {
             "W interleaved lane accumulators (default 16; element i to lane i mod W), lanes combined sequentially "
             "or by a halving shuffle tree (default); exact for max/min",
             parse_interleave_lanes, interleave_lanes),
+      entry("gpu-reduce", SemClass::Real, "[threads=M:warp=W:binding=B]",
+            "one CUDA thread block's order: M block-stride thread accumulators (default 256), a shuffle tree per "
+            "warp of W lanes (default 32), a halving tree over the warp results; exact for max/min",
+            parse_gpu_reduce, gpu_reduce),
       entry("pairwise", SemClass::Real, "[base=B:binding=B]",
             "pairwise tree: recursive halving of the identity-padded range down to blocks of B (default 1) folded "
             "sequentially; exact for max/min",
