@@ -25,6 +25,8 @@
 // builder, the shorter last one a segment of its own, and the buffer of T
 // partials (zeros for unused threads) is summed by torch_order's order over
 // Expr leaves (O(T) nodes; adding a zero slot is exact, so it is left out).
+#include <functional>
+
 #include "semantics/views.h"
 #include "transforms/expr_util.h"
 #include "transforms/passes.h"
@@ -45,8 +47,9 @@ struct BatchDim {
 
 class TorchTree {
  public:
-  TorchTree(const reassoc::Site& s, Expr x, int64_t lanes, int64_t min_power)
-      : s_(s), x_(std::move(x)), lanes_(lanes), min_power_(min_power) {
+  using Fresh = std::function<std::string(const std::string&)>;
+  TorchTree(const reassoc::Site& s, Expr x, int64_t lanes, int64_t min_power, Fresh fresh)
+      : s_(s), x_(std::move(x)), lanes_(lanes), min_power_(min_power), fresh_(std::move(fresh)) {
     r_.assign(x_->type.shape.begin() + std::ptrdiff_t(s.outer.size()), x_->type.shape.end());
   }
 
@@ -56,13 +59,24 @@ class TorchTree {
     const int nb = first_new(batch);
     if (n < lanes_) return row_sum(off, batch, n, false);
     const int64_t m = n / lanes_, tail = n - m * lanes_;
-    Expr lane = row_sum(off, batch, m, true);  // over D ++ batch ++ [W]
-    if (tail == 0) return reassoc::mk_red(RedOp::Sum, s_.id, {lanes_}, lane);
-    Expr f = tail == 1 ? view(off + m * lanes_, batch, {}, iconst(0))
-                       : reassoc::mk_red(RedOp::Sum, s_.id, {tail},
-                                         view(off + m * lanes_, batch, {tail}, ivar(nb)));
-    for (int64_t l = 0; l < lanes_; ++l) f = add(f, pick(lane, nb, {l}, false));
-    return f;
+    Expr lanes = row_sum(off, batch, m, true);  // over D ++ batch ++ [W]
+    if (tail == 0) return reassoc::mk_red(RedOp::Sum, s_.id, {lanes_}, lanes);
+    return bind("l", lanes, [&](const Expr& lane) {
+      Expr f = tail == 1 ? view(off + m * lanes_, batch, {}, iconst(0))
+                         : reassoc::mk_red(RedOp::Sum, s_.id, {tail},
+                                           view(off + m * lanes_, batch, {tail}, ivar(nb)));
+      for (int64_t l = 0; l < lanes_; ++l) f = add(f, pick(lane, nb, {l}, false));
+      return f;
+    });
+  }
+
+  /// let NAME = value in body(NAME): a tensor read several times is computed
+  /// once, and the printed program stays as small as the tree.
+  Expr bind(const std::string& kind, const Expr& value, const std::function<Expr(const Expr&)>& body) {
+    if (std::holds_alternative<NameE>(value->p)) return body(value);
+    std::string name = fresh_(kind);
+    Expr b = body(make_expr(value->type, NameE{name}));
+    return make_expr(b->type, LetE{name, value, b});
   }
 
   Expr add(const Expr& a, const Expr& b) {
@@ -85,10 +99,18 @@ class TorchTree {
   /// row_sum over m items: vectors of W lanes (item i at off + W·i + l) when
   /// `vec`, else scalars (item i at off + i); over D ++ batch ++ ([W] | []).
   Expr row_sum(int64_t off, const std::vector<BatchDim>& batch, int64_t m, bool vec) {
+    const int64_t s = m / to::kIlp;
+    if (s > 0)  // the cascade's 4 columns, over D ++ batch ++ [4] ++ lanes
+      return bind("c", cascade(off, batch, s, vec),
+                  [&](const Expr& cols) { return finish_row_sum(off, batch, m, vec, cols); });
+    return finish_row_sum(off, batch, m, vec, nullptr);
+  }
+
+  /// Column 0 (or nothing), the leftover items, then columns 1, 2, 3.
+  Expr finish_row_sum(int64_t off, const std::vector<BatchDim>& batch, int64_t m, bool vec, const Expr& cols) {
     const int nb = first_new(batch);
     const int64_t w = vec ? lanes_ : 1, s = m / to::kIlp, left = m - s * to::kIlp;
     Shape lanes = vec ? Shape{lanes_} : Shape{};
-    Expr cols = s > 0 ? cascade(off, batch, s, vec) : nullptr;  // over D ++ batch ++ [4] ++ lanes
     Expr acc = cols ? pick(cols, nb, {0}, vec) : nullptr;
     if (!acc && left > 1) {
       Shape news = lanes;
@@ -176,6 +198,7 @@ class TorchTree {
   Expr x_;
   Shape r_;
   int64_t lanes_, min_power_;
+  Fresh fresh_;
   int64_t reds_ = 0, adds_ = 0;
 };
 
@@ -219,7 +242,11 @@ Result torch_sum(const Program& p, const TorchSumOptions& opt, Context& ctx) {
       let_name = fresh_name(p, "ts" + std::to_string(serial++) + "_");
       x = make_expr(src->type, NameE{*let_name});
     }
-    TorchTree t(s, x, lanes, opt.min_level_power);
+    int64_t lets = 0;
+    const std::string base = let_name ? *let_name : fresh_name(p, "ts" + std::to_string(serial++) + "_");
+    TorchTree t(s, x, lanes, opt.min_level_power, [&](const std::string& kind) {
+      return fresh_name(p, base + kind + std::to_string(lets++) + "_");
+    });
     // One output element: TensorIterator's two-pass reduction splits it.
     const bool split = num_elements(s.outer) == 1 && opt.threads > 1 && s.n >= to::kGrain;
     Expr sum;
@@ -232,20 +259,21 @@ Result torch_sum(const Program& p, const TorchSumOptions& opt, Context& ctx) {
       const int64_t c = chunks[0].end - chunks[0].begin;
       int64_t full = 0;
       while (full < int64_t(chunks.size()) && chunks[size_t(full)].end - chunks[size_t(full)].begin == c) ++full;
-      Expr a = t.segment(0, {{full, c}}, c);  // over D ++ [full]
       Expr last = full < int64_t(chunks.size()) ? t.segment(full * c, {}, s.n - full * c) : nullptr;
       const int nd = int(s.outer.size());
-      std::vector<Expr> buffer(size_t(opt.threads), nullptr);
-      for (int64_t k = 0; k < full; ++k) {
-        std::vector<IExpr> exprs;
-        for (int d = 0; d < nd; ++d) exprs.push_back(ivar(d));
-        exprs.push_back(iconst(k));
-        buffer[size_t(k)] = reassoc::mk_view(a, s.outer, std::move(exprs));
-      }
-      if (last) buffer[size_t(full)] = last;
-      ExprOps ops{t};
-      sum = to::segment_sum<Expr>(opt.threads, lanes, [&](int64_t i) { return buffer[size_t(i)]; }, ops,
-                                  opt.min_level_power);
+      sum = t.bind("p", t.segment(0, {{full, c}}, c), [&](const Expr& a) {  // a over D ++ [full]
+        std::vector<Expr> buffer(size_t(opt.threads), nullptr);
+        for (int64_t k = 0; k < full; ++k) {
+          std::vector<IExpr> exprs;
+          for (int d = 0; d < nd; ++d) exprs.push_back(ivar(d));
+          exprs.push_back(iconst(k));
+          buffer[size_t(k)] = reassoc::mk_view(a, s.outer, std::move(exprs));
+        }
+        if (last) buffer[size_t(full)] = last;
+        ExprOps ops{t};
+        return to::segment_sum<Expr>(opt.threads, lanes, [&](int64_t i) { return buffer[size_t(i)]; }, ops,
+                                     opt.min_level_power);
+      });
       what = ", " + std::to_string(chunks.size()) + " thread chunks of " + std::to_string(c) + " summed over " +
              std::to_string(opt.threads) + " buffer slots";
     }

@@ -17,7 +17,7 @@
 #include "oracle/error_bound.h"
 #include "semantics/npy.h"
 #include "semantics/printer.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 #include "transforms/expr_util.h"
 #include "transforms/passes.h"
 #include "transforms/torch_order.h"
