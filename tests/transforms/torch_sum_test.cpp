@@ -269,6 +269,10 @@ TEST_CASE("torch-sum: compact trees, class real verified, error bounds hold up t
       CHECK(r.cls == xform::SemClass::Real);
       REQUIRE(ctx.count == 1);
       CHECK(count_nodes(r.program.bindings.back().expr) < 300);
+      // Well formed, and its text parses back to the same program.
+      CHECK_FALSE(oracle::malformed(r.program).has_value());
+      std::string text = sem::print_program(r.program);
+      CHECK(sem::print_program(test::parse_ok(text)) == text);
       oracle::BoundReport b = oracle::analyze_bounds(r.program, {{"x", input_tensor<float>(0, n)}});
       INFO(oracle::format_bound_report(b, spec));
       CHECK(b.within());
