@@ -15,6 +15,8 @@
 
 #include "oracle/checker.h"
 #include "oracle/error_bound.h"
+#include "oracle/input_gen.h"
+#include "oracle/program_gen.h"
 #include "semantics/npy.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"
@@ -324,4 +326,30 @@ TEST_CASE("torch-sum: refuses what it does not model, with a logged reason") {
   // Bad parameters are user errors.
   for (const char* spec : {"torch-sum:threads=0", "torch-sum:lanes=-1", "torch-sum:minlevel=0", "torch-sum:k=2"})
     CHECK_THROWS_AS(run_spec(p, spec), xform::TransformError);
+}
+
+TEST_CASE("torch-sum on generated programs: well formed, class real verified, bounds hold") {
+  int rewritten = 0, verified = 0;
+  for (const char* spec : {"torch-sum", "torch-sum:lanes=2:minlevel=1", "torch-sum:lanes=1:minlevel=1:threads=3"}) {
+    for (int s = 0; s < 40; ++s) {
+      sem::Program p = oracle::generate_program(uint64_t(s) * 104729 + 17);
+      xform::Context ctx;
+      xform::Result r = run_spec(p, spec, &ctx);
+      INFO(spec << "\n" << sem::print_program(p) << "target:\n" << sem::print_program(r.program));
+      REQUIRE_FALSE(oracle::malformed(r.program).has_value());
+      REQUIRE_FALSE(oracle::interface_mismatch(p, r.program).has_value());
+      std::string text = sem::print_program(r.program);
+      CHECK(sem::print_program(test::parse_ok(text)) == text);
+      if (ctx.count == 0) continue;
+      ++rewritten;
+      oracle::BoundReport b = oracle::analyze_bounds(r.program, oracle::generate_inputs(r.program, oracle::InputKind::Normal, uint64_t(s)));
+      INFO(oracle::format_bound_report(b, spec));
+      if (!b.failure) CHECK(b.max_ratio <= 1.0);
+      oracle::Verdict v = oracle::check_programs(p, r.program, r.cls, {4, uint64_t(s)});
+      if (v.status != oracle::Status::Verified) FAIL(oracle::format_verdict(v, p, r.program, spec));
+      ++verified;
+    }
+  }
+  CHECK(rewritten >= 20);
+  CHECK(verified == rewritten);
 }
