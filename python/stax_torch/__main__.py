@@ -17,6 +17,9 @@ PREFIX_F64 = 1024
 SAMPLE = [4097, 5000, 8191, 8192, 8193, 10000, 16383, 16384, 16385, 32767, 32768, 32769,
           40000, 65535, 65536, 65537, 98304, 100003, 131071, 131072, 131073, 200000,
           262144, 300007, 500000, 524288, 524289, 700001, 999999, 1000000]
+# f32 only, one thread: past 2^24 elements (2^19 cascade rows) the step grows
+# from 2^4 to 2^5.
+LARGE = [16777216, 16777259]
 THREADS = [2, 3, 4, 8]
 # Last-dim sums (rows). (1, 100000) has one output element: PyTorch reduces it
 # as a full reduction, so its bits depend on the thread count.
@@ -29,7 +32,7 @@ def torch_sum_golden(out):
 
     os.makedirs(out, exist_ok=True)
     n_max = max(SAMPLE)
-    x32 = torch.from_numpy(f32_inputs(n_max))
+    x32 = torch.from_numpy(f32_inputs(max(LARGE)))
     x64 = torch.from_numpy(f64_inputs(n_max))
 
     def sums(x, lengths, threads):
@@ -48,6 +51,8 @@ def torch_sum_golden(out):
     save("sample_lengths.npy", np.array(SAMPLE, dtype=np.int64))
     save("f32_sample.npy", sums(x32, SAMPLE, 1))
     save("f64_sample.npy", sums(x64, SAMPLE, 1))
+    save("large_lengths.npy", np.array(LARGE, dtype=np.int64))
+    save("f32_large.npy", sums(x32, LARGE, 1))
     save("threads.npy", np.array(THREADS, dtype=np.int64))
     save("f32_sample_threads.npy", np.stack([sums(x32, SAMPLE, t) for t in THREADS]))
     save("f64_sample_threads.npy", np.stack([sums(x64, SAMPLE, t) for t in THREADS]))

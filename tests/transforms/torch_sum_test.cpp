@@ -8,6 +8,7 @@
 // class-real bound must hold and the tree must stay small.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -352,4 +353,27 @@ TEST_CASE("torch-sum on generated programs: well formed, class real verified, bo
   }
   CHECK(rewritten >= 20);
   CHECK(verified == rewritten);
+}
+
+TEST_CASE("torch-sum: past 2^24 f32 elements (2^19 cascade rows) the step grows to 2^5, as in torch") {
+  std::vector<int64_t> lens = golden_i64("large_lengths.npy");
+  std::vector<float> want = golden_vals<float>("f32_large.npy");
+  REQUIRE(lens.size() == want.size());
+  const int64_t n_max = *std::max_element(lens.begin(), lens.end());
+  std::vector<float> x(static_cast<size_t>(n_max));
+  for (int64_t i = 0; i < n_max; ++i) x[size_t(i)] = f32_input(i);
+  for (size_t k = 0; k < lens.size(); ++k) {
+    const int64_t n = lens[k];
+    INFO("n=" << n);
+    CHECK(test::b32(xform::torch_order::reference_sum(x.data(), n)) == test::b32(want[k]));
+    sem::Program p = sum_program<float>(0, n);
+    xform::Result r = run_spec(p, "torch-sum");
+    // 2^19 rows keep the 2^4 step; one more row switches to 2^5.
+    CHECK(test::contains(sem::print_program(r.program), "[32]") == (n / 32 > (int64_t(1) << 19)));
+    sem::Tensor xt(sem::DType::F32, {n});
+    std::memcpy(xt.data.data(), x.data(), size_t(n) * 4);
+    sem::IeeeOutcome o = sem::eval_ieee(r.program, {{"x", xt}});
+    REQUIRE_FALSE(o.failure);
+    CHECK(test::b32(o.outputs.at("y")->as<float>()[0]) == test::b32(want[k]));
+  }
 }
