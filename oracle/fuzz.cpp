@@ -25,13 +25,15 @@ std::vector<std::string> param_choices(const std::string& name) {
   if (name == "interleave-lanes") return {"", "w=2", "w=4:combine=seq", "w=8", "w=3:combine=seq"};
   if (name == "pairwise") return {"", "base=2", "base=3"};
   if (name == "numpy-pairwise") return {"bufsize=8", "bufsize=16", "bufsize=0"};
+  // Generated reductions are short: small lanes and steps reach the cascade.
+  if (name == "torch-sum") return {"", "lanes=2:minlevel=1", "lanes=1:minlevel=1"};
   if (name == "merge-loops") return {"", "dim=0", "dim=1"};
   return {""};
 }
 
 double transform_weight(const std::string& name) {
   if (name == "normalize" || name == "compose-views" || name == "fuse-maps" || name == "split-reduction") return 1.5;
-  if (name == "realize" || name == "numpy-pairwise") return 0.6;
+  if (name == "realize" || name == "numpy-pairwise" || name == "torch-sum") return 0.6;
   return 1.0;
 }
 

@@ -106,6 +106,16 @@ struct NumpyPairwiseOptions : ReductionOptions {
 };
 Result numpy_pairwise(const sem::Program& p, const NumpyPairwiseOptions& opt, Context& ctx);
 
+/// torch.sum's CPU f32/f64 order (ATen cascade_sum, transforms/torch_order.h)
+/// for a contiguous operand: rows one segment each, a full reduction split
+/// over `threads` as ATen's two-pass reduction does.
+struct TorchSumOptions : ReductionOptions {
+  int64_t threads = 1;          ///< threads=T in [1, 1024]: torch.set_num_threads(T)
+  int64_t lanes = 0;            ///< lanes=W >= 1; 0: 8 for f32, 4 for f64 (PyTorch's)
+  int64_t min_level_power = 4;  ///< minlevel=P in [1, 16]: the cascade step is 2^max(P, ...); PyTorch's is 4
+};
+Result torch_sum(const sem::Program& p, const TorchSumOptions& opt, Context& ctx);
+
 /// Whether a binding's expression is in kernel normal form (DESIGN §2).
 bool is_kernel_normal_form(const sem::Expr& e);
 

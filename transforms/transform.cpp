@@ -164,6 +164,18 @@ NumpyPairwiseOptions parse_numpy_pairwise(OptionReader& r) {
   return o;
 }
 
+TorchSumOptions parse_torch_sum(OptionReader& r) {
+  TorchSumOptions o;
+  o.binding = r.text("binding");
+  o.threads = r.integer("threads").value_or(1);
+  o.lanes = r.integer("lanes").value_or(0);
+  o.min_level_power = r.integer("minlevel").value_or(4);
+  if (o.threads < 1 || o.threads > 1024) r.fail("threads must be in [1, 1024]");
+  if (o.lanes < 0 || o.lanes > 64) r.fail("lanes must be in [1, 64] (0: PyTorch's, by dtype)");
+  if (o.min_level_power < 1 || o.min_level_power > 16) r.fail("minlevel must be in [1, 16]");
+  return o;
+}
+
 /// The entry of a pass with options: its parameters are parsed and checked
 /// (no key left unread) on each run, before the pass.
 template <class Options>
@@ -230,6 +242,11 @@ const std::vector<TransformInfo>& registry() {
             "numpy.sum's f32/f64 order, bit for bit: pairwise_sum (leaves of <= 128 in 8 lanes, halving at "
             "multiples of 8) over buffer blocks of N elements (default 8192, 0: none) added in turn to the init",
             parse_numpy_pairwise, numpy_pairwise),
+      entry("torch-sum", SemClass::Real, "[threads=T:lanes=W:minlevel=P:binding=B]",
+            "torch.sum's CPU f32/f64 order, bit for bit: 8 (f64: 4) lanes, 4-way unrolling, a 4-level cascade of "
+            "step 2^max(4, ceil(log2 rows)/4), tail, lanes in order; a full reduction of >= 32768 elements split "
+            "over T threads (default 1) as ATen does; lanes/minlevel change the model (wrong variants)",
+            parse_torch_sum, torch_sum),
   };
   return r;
 }
