@@ -278,6 +278,16 @@ ClaimOutcome example_6_3(ReportContext& ctx) {
   return {ours, "", "`stax lower examples/graphs/example_6_3_g{1,2}.json`"};
 }
 
+ClaimOutcome int32_6_8(ReportContext& ctx) {
+  std::vector<std::string> parts;
+  for (const auto& [file, dev] : std::vector<std::pair<std::string, std::string>>{
+           {"example_6_1.json", "gpu"}, {"example_6_2.json", "gpu:sm=132"}, {"example_6_3_g2.json", "cpu"}}) {
+    std::string text = compiler::lowered_text(lower(graph_file(ctx, file), dev), device(dev));
+    parts.push_back(file.substr(0, file.find('.')) + ": " + (has(text, ": 32-bit indexing") ? "32-bit" : "64-bit"));
+  }
+  return {join(parts, "; "), "", "the lowering's int32 obligations (every index expression and address < 2^31, Z3)"};
+}
+
 ClaimOutcome proposition_6_4(ReportContext& ctx) {
   // The interval claims (iexpr_range) of the lowered Examples 6.1-6.3 and of
   // examples/example_6_3_g2.stx, each checked by Z3 against the exact range.
@@ -454,6 +464,9 @@ const std::vector<ReportClaim>& claims_section6() {
        "g1 keeps the negative-index wrap and bounds check; g2's index (3i) mod 128 is in [0, 127]: both dropped",
        "g1: wrap and check kept; g2: (3*i0) % 128, no wrap, no check", "`stax lower examples/graphs/example_6_3_g2.json`",
        example_6_3},
+      {"int32-6.8", "6.8 (index width)", "6.8",
+       "when every index expression's upper bound is below 2^31, addresses are computed in 32-bit integers",
+       "example_6_1: 32-bit; example_6_2: 32-bit; example_6_3_g2: 32-bit", "`stax lower G` (its int32 note)", int32_6_8},
       {"proposition-6.4", "Definition 6.4, Proposition 6.4", "6.8",
        "the interval analysis is sound: each variable's interval contains all its runtime values",
        "every interval claim proved by Z3", "`stax prove examples/example_6_3_g2.stx`", proposition_6_4},
