@@ -147,6 +147,11 @@ int report_all(const Options& o, const ReportOptions& ro, std::ostream& log) {
       log << "error: --expect-override: no row '" << id << "'\n";
       return 2;
     }
+  for (const KnownDiscrepancy& k : known_discrepancies())
+    if (!ids.count(k.id)) {
+      log << "error: the known-discrepancy list names no row '" << k.id << "'\n";
+      return 2;
+    }
   ReportContext ctx;
   ctx.opt = o;
   ctx.figures_dir = (fs::path(o.out_dir) / "figures").string();
@@ -211,6 +216,9 @@ int report_all(const Options& o, const ReportOptions& ro, std::ostream& log) {
     std::string note = r.out.note;
     if (!r.out.not_checkable.empty()) note = "not checkable: " + r.out.not_checkable + (note.empty() ? "" : "; " + note);
     if (!r.known.empty()) note += (note.empty() ? "" : "; ") + std::string("known discrepancy: ") + r.known;
+    if (r.verdict == "match")
+      for (const KnownDiscrepancy& k : known_discrepancies())
+        if (k.id == r.claim->id) note += (note.empty() ? "" : "; ") + std::string("on the known list but matches now: remove it");
     if (r.overridden) note += (note.empty() ? "" : "; ") + std::string("expected value overridden (--expect-override)");
     md << "| `" << r.claim->id << "` | " << md_cell(r.claim->number) << " (" << r.claim->section << ") | "
        << md_cell(r.claim->claim) << " | " << md_cell(r.expected) << " | " << md_cell(r.out.ours) << " | " << verdict
