@@ -144,6 +144,8 @@ struct ExperimentCommandOptions {
   uint64_t seed = 1;
   std::string examples_dir = "examples/graphs";  ///< the seed-5 experiments' graphs
   bool quick = false;  ///< smaller sweeps (experiments that have one)
+  std::vector<std::string> expect_override;  ///< all: ROW=VALUE (test hook: a wrong expected value)
+  std::vector<std::string> rows;             ///< all: only these rows
 };
 /// Runs experiments of the text; each writes CSV, Markdown and PNG under
 /// OUT/NAME/.

@@ -1,11 +1,14 @@
-// `stax experiment NAME|all [--out DIR]` (DESIGN §8).
+// `stax experiment NAME|all [--out DIR] [--quick] [--row ID] [--expect-override ROW=VALUE]` (DESIGN §8;
+// all: the report of issue 21, experiments/report.h).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/subcommands.h"
 #include "experiments/experiments.h"
+#include "experiments/report.h"
 
 namespace stax::cli {
 
@@ -18,10 +21,28 @@ int experiment_command(const ExperimentCommandOptions& o) {
   eo.seed = o.seed;
   eo.examples_dir = o.examples_dir;
   eo.quick = o.quick;
-  std::vector<const experiments::Experiment*> selected;
+  if (o.name != "all" && (!o.expect_override.empty() || !o.rows.empty())) {
+    std::cerr << "error: --row and --expect-override apply to 'all' (the report) only\n";
+    return 2;
+  }
   if (o.name == "all") {
-    for (const auto& e : experiments::registry()) selected.push_back(&e);
-  } else if (const auto* e = experiments::find_experiment(o.name)) {
+    experiments::ReportOptions ro;
+    ro.only = o.rows;
+    for (const std::string& kv : o.expect_override) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "error: --expect-override expects ROW=VALUE, got '" << kv << "'\n";
+        return 2;
+      }
+      ro.expect_override[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    // The report's own sweep of reduction-bounds: --quick stops at 2^12.
+    if (o.quick) eo.max_log2n = std::min(eo.max_log2n, 12);
+    std::cout << "== all: the numbered items of sections 5 and 6 (REPORT.md under " << eo.out_dir << ")\n";
+    return experiments::report_all(eo, ro, std::cout);
+  }
+  std::vector<const experiments::Experiment*> selected;
+  if (const auto* e = experiments::find_experiment(o.name)) {
     selected.push_back(e);
   } else {
     std::cerr << "error: unknown experiment '" << o.name << "' (known:";
@@ -47,7 +68,10 @@ Subcommand register_experiment(CLI::App& app) {
   x->add_option("--step-log2n", o->step_log2n, "size step, log2 (2: n grows x4)")->check(CLI::Range(1, 30));
   x->add_option("--seed", o->seed, "input seed");
   x->add_option("--examples", o->examples_dir, "folder of the example graphs (seed-5 experiments; default examples/graphs)");
-  x->add_flag("--quick", o->quick, "smaller sweeps and shorter solver timeouts (memory-budget)");
+  x->add_flag("--quick", o->quick, "smaller sweeps and shorter solver timeouts (memory-budget; all: under 2 minutes)");
+  x->add_option("--row", o->rows, "all: run only this row of the report (repeatable; ids as in REPORT.md)");
+  x->add_option("--expect-override", o->expect_override,
+                "all: ROW=VALUE replaces a row's expected value (a deliberately wrong one must exit 1)");
   return {x, [o] { return experiment_command(*o); }};
 }
 

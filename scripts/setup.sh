@@ -6,7 +6,7 @@ pkgs=(
   cmake ninja-build g++ pkg-config
   llvm-15-dev libz3-dev libboost-graph-dev libeigen3-dev
   libmpfr-dev libmpfi-dev libgmp-dev catch2 libsqlite3-dev nlohmann-json3-dev libcli11-dev
-  python3-numpy python3-scipy python3-venv gnuplot-nox
+  python3-numpy python3-scipy python3-venv gnuplot-nox graphviz
 )
 missing=()
 for p in "${pkgs[@]}"; do
