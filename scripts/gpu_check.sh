@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU backend's device check (issue 18, first slice). Prepared for a
+# The GPU backend's device check (issue 18). Prepared for a
 # machine with an NVIDIA GPU, the driver (libcuda.so.1) and the CUDA toolkit
 # (NVRTC); never run in CI. What it checks, and only that:
 #   1. builds stax and the GPU tests (CMake + Ninja, RelWithDebInfo);
@@ -8,15 +8,23 @@
 #      interpreter);
 #   3. on the device, bit for bit against the interpreter, ⊥ included, over
 #      the oracle's five input kinds: every supported example and
-#      $STAX_GPU_PROGRAMS generated programs (default 1000; no
-#      transcendental ops, no rand — not supported by this slice), and
+#      $STAX_GPU_PROGRAMS generated programs (default 1000; binary32
+#      transcendental ops included; no rand, no f64 transcendental ops —
+#      not supported yet), and
 #      the codegen mutants max-drops-nan, fma-contract, addr32-overflow and
 #      neg-index-unwrapped caught
 #      (tests/backends/gpu_device_test.cpp, tag [.gpu]);
 #   4. `stax run --backend gpu` on each supported example, its printed
-#      outputs identical to `--backend interp`.
-# Not yet checked (not implemented): transcendental ops, rand, GPU
-# reduction orders, the bandwidth benchmark, Examples 1.1/6.2 timings.
+#      outputs identical to `--backend interp`;
+#   5. a differential campaign on the device: `stax fuzz --backends gpu`
+#      over $STAX_GPU_FUZZ programs (default 500) with random transform
+#      pipelines, zero findings expected;
+#   6. Example 6.2 in the GPU order of Algorithm 6.1 (split-reduction:k=2,
+#      gpu-reduce:threads=256:warp=32) checked on the device: class real
+#      within its bounds, bit-identical to the interpreter on T(P).
+# Not yet checked (not implemented): rand, f64 transcendental ops,
+# shuffles/shared memory in the kernels, the bandwidth benchmark, Examples
+# 1.1/6.2 timings.
 # Writes a JSON summary to $OUT/gpu_report.json (or ./gpu_report.json) and
 # exits non-zero when any check fails.
 set -uo pipefail
@@ -46,6 +54,15 @@ for f in examples/*.stx; do
   if [ $rc_got -eq 2 ] && grep -q "not supported by the GPU backend yet" <<< "$got"; then continue; fi
   if [ $rc_ref -eq $rc_got ] && [ "$ref" == "$got" ]; then run_ok=$((run_ok + 1)); else run_bad=$((run_bad + 1)); bad_list="$bad_list \"$f\","; fi
 done
+fuzz_db="$REPORT_DIR/fuzz.db"
+rm -f "$fuzz_db"
+"$BUILD/cli/stax" fuzz --backends gpu --count "${STAX_GPU_FUZZ:-500}" --seed 7000 --quiet --db "$fuzz_db" \
+  > "$REPORT_DIR/fuzz.log" 2>&1
+fuzz_rc=$?
+"$BUILD/cli/stax" fuzz report --db "$fuzz_db" >> "$REPORT_DIR/fuzz.log" 2>&1
+"$BUILD/cli/stax" check examples/example_6_2.stx --transform split-reduction:k=2,gpu-reduce:threads=256:warp=32 \
+  --backend gpu --trials 3 > "$REPORT_DIR/example_6_2.log" 2>&1
+ex62_rc=$?
 total_s=$(( $(date +%s) - start ))
 
 {
@@ -56,9 +73,13 @@ total_s=$(( $(date +%s) - start ))
   echo "  \"device_tests_pass\": $device_ok,"
   echo "  \"device_detail\": $(cat "$REPORT_DIR/gpu_device.json" 2>/dev/null || echo null),"
   echo "  \"cli_examples_identical\": $run_ok,"
-  echo "  \"cli_examples_different\": [${bad_list%,}]"
+  echo "  \"cli_examples_different\": [${bad_list%,}],"
+  echo "  \"fuzz_exit\": $fuzz_rc,"
+  echo "  \"example_6_2_gpu_order_exit\": $ex62_rc"
   echo "}"
 } > "$REPORT"
 cat "$REPORT"
-echo "host tests: $host_ok; device tests: $device_ok; stax run --backend gpu: $run_ok identical, $run_bad different"
-[ "$host_ok" = true ] && [ "$device_ok" = true ] && [ $run_bad -eq 0 ]
+echo "host tests: $host_ok; device tests: $device_ok; stax run --backend gpu: $run_ok identical, $run_bad different;" \
+     "fuzz on gpu: exit $fuzz_rc; Example 6.2 GPU order: exit $ex62_rc"
+tail -12 "$REPORT_DIR/fuzz.log"
+[ "$host_ok" = true ] && [ "$device_ok" = true ] && [ $run_bad -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $ex62_rc -eq 0 ]
