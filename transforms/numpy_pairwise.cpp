@@ -41,14 +41,11 @@ using namespace sem;
 
 namespace {
 
-struct BatchDim {
-  int64_t count, stride;
-};
+using reassoc::BatchDim;
 
 class NumpyTree {
  public:
   NumpyTree(const reassoc::Site& s, Expr x) : s_(s), x_(std::move(x)) {
-    r_.assign(x_->type.shape.begin() + std::ptrdiff_t(s.outer.size()), x_->type.shape.end());
   }
 
   // pairwise_sum of each segment of length n at off + Σ stride_k·i_k; the
@@ -91,26 +88,12 @@ class NumpyTree {
   }
 
  private:
-  // x at flat reduction index off + Σ stride_k·b_k + j over D ++ batch ++ news
-  // (j over the vars after the batch vars).
   Expr view(int64_t off, const std::vector<BatchDim>& batch, const Shape& news, const IExpr& j) {
-    size_t nd = s_.outer.size();
-    Shape shape = s_.outer;
-    IExpr flat = iadd(iconst(off), j);
-    for (size_t k = 0; k < batch.size(); ++k) {
-      shape.push_back(batch[k].count);
-      if (batch[k].count > 1) flat = iadd(flat, imul(batch[k].stride, ivar(int(nd + k))));
-    }
-    shape.insert(shape.end(), news.begin(), news.end());
-    std::vector<IExpr> exprs;
-    for (size_t k = 0; k < nd; ++k) exprs.push_back(ivar(int(k)));
-    for (IExpr& c : reassoc::unflatten_index(flat, r_)) exprs.push_back(c);
-    return reassoc::mk_view(x_, shape, std::move(exprs));
+    return reassoc::batch_view(s_, x_, off, batch, news, j);
   }
 
   const reassoc::Site& s_;
   Expr x_;
-  Shape r_;
   int64_t leaves_ = 0;
 };
 

@@ -184,6 +184,23 @@ Expr segmented(const Site& s, const Expr& x, const Shape& news, const IExpr& jfl
   return make_expr({s.acc, shape}, MapE{f.done(), {mask, xv}});
 }
 
+Expr batch_view(const Site& s, const Expr& x, int64_t off, const std::vector<BatchDim>& batch, const Shape& news,
+                const IExpr& j) {
+  size_t nd = s.outer.size();
+  Shape r(x->type.shape.begin() + std::ptrdiff_t(nd), x->type.shape.end());
+  Shape shape = s.outer;
+  IExpr flat = iadd(iconst(off), j);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    shape.push_back(batch[k].count);
+    if (batch[k].count > 1) flat = iadd(flat, imul(batch[k].stride, ivar(int(nd + k))));
+  }
+  shape.insert(shape.end(), news.begin(), news.end());
+  std::vector<IExpr> exprs;
+  for (size_t k = 0; k < nd; ++k) exprs.push_back(ivar(int(k)));
+  for (IExpr& c : unflatten_index(flat, r)) exprs.push_back(c);
+  return mk_view(x, shape, std::move(exprs));
+}
+
 Expr tree(const Site& s, Expr t, bool adjacent, const Const& root_init) {
   Shape outer = t->type.shape;
   int64_t p = outer.back();

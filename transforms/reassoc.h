@@ -77,6 +77,18 @@ std::vector<sem::IExpr> unflatten_index(const sem::IExpr& j, const sem::Shape& r
 /// (the x view reads j % n, always in range, so no new ⊥ appears).
 sem::Expr segmented(const Site& s, const sem::Expr& x, const sem::Shape& news, const sem::IExpr& j, bool padded);
 
+/// A batch of equal segments: `count` of them, `stride` apart in the flat
+/// reduction (numpy-pairwise, torch-sum).
+struct BatchDim {
+  int64_t count, stride;
+};
+
+/// x (the reduction's source, over D ++ R) at flat reduction index
+/// off + Σ stride_k·b_k + j, as a view over D ++ [count_k...] ++ news (j is
+/// an index expression over the variables after the batch ones).
+sem::Expr batch_view(const Site& s, const sem::Expr& x, int64_t off, const std::vector<BatchDim>& batch,
+                     const sem::Shape& news, const sem::IExpr& j);
+
 /// Tree levels over the last dim of `t` (shape O ++ [P], P a power of two):
 /// each level is red(op, ID, [2], view) pairing (2l, 2l+1) when `adjacent`,
 /// else (l, l + P/2) (a SIMD shuffle: upper half onto lower half). The root

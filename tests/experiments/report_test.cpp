@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -22,18 +24,11 @@ struct Out {
   std::string out;
 };
 
-Out stax(const std::string& args) {
-  std::string cmd = std::string(STAX_BINARY) + " experiment all --examples " + STAX_SOURCE_DIR + "/examples/graphs " + args +
-                    " 2>&1";
-  Out o{-1, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-  int st = pclose(p);
-  o.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return o;
+Out experiment_all(const std::string& args) {
+  static const fs::path scratch = stax::test::scratch("stax_report_test_io");
+  stax::test::Run r = stax::test::run_stax(
+      scratch, "experiment all --examples " + std::string(STAX_SOURCE_DIR) + "/examples/graphs " + args);
+  return {r.code, r.out + r.err};
 }
 
 std::string dir(const std::string& tag) {
@@ -62,7 +57,7 @@ nlohmann::json row(const nlohmann::json& j, const std::string& id) {
 TEST_CASE("all --quick: every numbered item has a row; earlier issues' items match; under 2 minutes", "[experiments]") {
   std::string d = dir("quick");
   auto t0 = std::chrono::steady_clock::now();
-  Out o = stax("--quick --out " + d);
+  Out o = experiment_all("--quick --out " + d);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(o.out);
   CHECK(o.code == 0);
@@ -112,8 +107,8 @@ TEST_CASE("all: deterministic outside the timing section (a subset of rows, twic
   std::string rows = "--row table-5.1 --row figure-5.1 --row proposition-5.1 --row theorem-5.3 --row example-6.2 "
                      "--row bound-6.5-2 --row realization-6.6 --row theorem-6.3 --row algorithm-6.1-threshold";
   std::string a = dir("det_a"), b = dir("det_b");
-  Out oa = stax("--quick " + rows + " --out " + a);
-  Out ob = stax("--quick " + rows + " --out " + b);
+  Out oa = experiment_all("--quick " + rows + " --out " + a);
+  Out ob = experiment_all("--quick " + rows + " --out " + b);
   INFO(oa.out << ob.out);
   CHECK(oa.code == 0);
   CHECK(ob.code == 0);
@@ -132,21 +127,21 @@ TEST_CASE("all: deterministic outside the timing section (a subset of rows, twic
 
 TEST_CASE("all: a deliberately wrong expected value exits 1 and names the row", "[experiments]") {
   std::string d = dir("wrong");
-  Out o = stax("--quick --row table-5.1 --row algorithm-6.1 --expect-override 'table-5.1=12 match, 0 mismatch' --out " + d);
+  Out o = experiment_all("--quick --row table-5.1 --row algorithm-6.1 --expect-override 'table-5.1=12 match, 0 mismatch' --out " + d);
   INFO(o.out);
   CHECK(o.code == 1);
   CHECK(o.out.find("MISMATCH table-5.1") != std::string::npos);
   CHECK(o.out.find("MISMATCH algorithm-6.1") == std::string::npos);
   CHECK(slurp(d + "/REPORT.md").find("**MISMATCH**") != std::string::npos);
   // The known list does not excuse an overridden expectation.
-  Out k = stax("--quick --row theorem-5.1 --expect-override 'theorem-5.1=nothing' --out " + d);
+  Out k = experiment_all("--quick --row theorem-5.1 --expect-override 'theorem-5.1=nothing' --out " + d);
   CHECK(k.code == 1);
   CHECK(k.out.find("MISMATCH theorem-5.1") != std::string::npos);
   // The right value passes.
-  Out ok = stax("--quick --row algorithm-6.1 --expect-override 'algorithm-6.1=k = 2' --out " + d);
+  Out ok = experiment_all("--quick --row algorithm-6.1 --expect-override 'algorithm-6.1=k = 2' --out " + d);
   CHECK(ok.code == 0);
   // Unknown rows are usage errors.
-  CHECK(stax("--quick --row no-such-row --out " + d).code == 2);
-  CHECK(stax("--quick --expect-override nonsense --out " + d).code == 2);
+  CHECK(experiment_all("--quick --row no-such-row --out " + d).code == 2);
+  CHECK(experiment_all("--quick --expect-override nonsense --out " + d).code == 2);
   fs::remove_all(d);
 }

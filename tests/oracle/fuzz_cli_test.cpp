@@ -72,21 +72,20 @@ TEST_CASE("stax fuzz: a mutant campaign stores findings whose reproducers replay
 
 TEST_CASE("stax fuzz --backends gpu-emu: the GPU kernels on the emulator against the interpreter") {
   auto dir = stax::test::scratch("stax_fuzz_gpu_emu");
-  std::string db = (dir / "g.db").string();
-  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db + s);
+  // A campaign on gpu-emu into a fresh database; returns its exit code.
+  auto campaign = [&](const std::string& db, const std::string& args) {
+    for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(db + s);
+    auto r = run_stax(dir, "fuzz --backends gpu-emu --quiet --db " + db + " " + args);
+    INFO(r.out << r.err);
+    return r.code;
+  };
   // Without a mutant: no finding; the report counts the programs run on gpu-emu.
-  auto clean = run_stax(dir, "fuzz --seed 100 --count 12 --backends gpu-emu --quiet --db " + db);
-  INFO(clean.out << clean.err);
-  CHECK(clean.code == 0);
-  auto rep = run_stax(dir, "fuzz report --db " + db);
-  CHECK_THAT(rep.out, Catch::Contains("gpu-emu=12"));
+  std::string db = (dir / "g.db").string(), bdb = (dir / "bad.db").string();
+  CHECK(campaign(db, "--seed 100 --count 12") == 0);
+  CHECK_THAT(run_stax(dir, "fuzz report --db " + db).out, Catch::Contains("gpu-emu=12"));
   // The wrong case: a GPU codegen mutant (negative gather indices not
   // wrapped) is found by the same campaign loop.
-  std::string bdb = (dir / "bad.db").string();
-  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(bdb + s);
-  auto bad = run_stax(dir, "fuzz --seed 1 --count 30 --backends gpu-emu --mutant neg-index-unwrapped --no-shrink --quiet --db " + bdb);
-  INFO(bad.out << bad.err);
-  CHECK(bad.code == 1);
+  CHECK(campaign(bdb, "--seed 1 --count 30 --mutant neg-index-unwrapped --no-shrink") == 1);
   auto found = run_stax(dir, "fuzz report --json --db " + bdb);
   CHECK_THAT(found.out, Catch::Contains("\"component\": \"gpu-emu\""));
 }
