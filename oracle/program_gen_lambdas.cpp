@@ -151,8 +151,8 @@ std::string Gen::sx(Lam& L, DType want, int depth) {
   bool flt = sem::is_float(want);
   // Shapes compilers rewrite: a product added to a value (FMA contraction)
   // and log(exp(x)) (a peephole that is wrong for overflow and NaN).
-  if (flt && coin(0.06)) {
-    if (coin(0.5)) return sop(ScalarOp::Log, {sop(ScalarOp::Exp, {sx(L, want, d)})});
+  if (flt && coin(0.12)) {
+    if (coin(0.3)) return sop(ScalarOp::Log, {sop(ScalarOp::Exp, {sx(L, want, d)})});
     if (coin(0.5)) {
       // On the operands themselves, so that inputs drawn from one pool
       // (InputKind::Products) meet c = -fl(a*b) and the product's rounding shows.
