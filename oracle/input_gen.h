@@ -13,12 +13,13 @@ namespace stax::oracle {
 /// Extreme: one pattern per float tensor — all -0.0, a mixture of ±0, all
 /// NaN with different payloads and signs, ±inf pairs that cancel, all
 /// subnormal, all of the largest magnitude. Solver: inputs found by the
-/// prover (never drawn). Products: normal draws, most elements replaced by
-/// values of a small pool shared by all the call's float tensors of a dtype,
-/// {p, q, fl(p*q), -fl(p*q), -fl(p*p), -fl(q*q)} with inexact products, so
-/// that `a*b + c` meets c = -fl(a*b) on many elements (a fused multiply-add
-/// then gives the product's rounding error, the unfused sum 0). Not in
-/// kInputKinds: the fuzzer's backend trials draw it (kBackendInputKinds).
+/// prover (never drawn). Products: 90 % of the elements drawn from a small
+/// pool shared by all the call's float tensors of a dtype (the rest normal),
+/// {p, q, fl(p*q), -fl(p*q), -fl(p*p), r, -r} with inexact products p*q and
+/// r*r, so that `a*b + c` meets c = -fl(a*b) on many elements and `x*x - x`
+/// meets x = r (a fused multiply-add then gives the product's rounding
+/// error, the unfused sum 0). Not in kInputKinds: the fuzzer's backend
+/// trials draw it (kBackendInputKinds).
 enum class InputKind { Normal, Uniform, Cancellation, Special, Extreme, Solver, Products };
 std::string_view input_kind_name(InputKind k);
 constexpr InputKind kInputKinds[] = {InputKind::Normal, InputKind::Uniform, InputKind::Cancellation,
