@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 
 #include "oracle/checker.h"
 #include "oracle/input_gen.h"
@@ -59,10 +60,10 @@ std::optional<xform::Result> apply_steps(const Program& p, const std::vector<xfo
   }
 }
 
-std::vector<Inputs> trial_inputs(const Program& p, uint64_t seed, int trials) {
+std::vector<Inputs> trial_inputs(const Program& p, uint64_t seed, int trials, std::span<const InputKind> kinds) {
   std::vector<Inputs> v;
   for (int t = 0; t < trials; ++t)
-    v.push_back(generate_inputs(p, kInputKinds[size_t(t) % std::size(kInputKinds)], seed * 1000003ull + uint64_t(t)));
+    v.push_back(generate_inputs(p, kinds[size_t(t) % kinds.size()], seed * 1000003ull + uint64_t(t)));
   return v;
 }
 
@@ -248,7 +249,7 @@ IterationResult fuzz_program(uint64_t seed, const Program& p, const FuzzOptions&
 
   auto t3 = Clock::now();
   if (!runners.empty()) {
-    std::vector<Inputs> ins = trial_inputs(r.program, seed ^ 0x5bd1e995ull, opt.backend_trials);
+    std::vector<Inputs> ins = trial_inputs(r.program, seed ^ 0x5bd1e995ull, opt.backend_trials, kBackendInputKinds);
     for (const Inputs& in : ins) {
       IeeeOutcome ref;
       try {
@@ -334,7 +335,7 @@ Reproducer shrink_finding(const Finding& original, const std::vector<BackendRunn
   target.fresh_inputs = [&](const Program& q) {
     std::vector<Inputs> v;
     if (auto a = adapt_inputs(q, f.inputs)) v.push_back(*a);
-    auto more = trial_inputs(q, 0x51ed27ull + salt++, 4);
+    auto more = trial_inputs(q, 0x51ed27ull + salt++, 4, kInputKinds);
     v.insert(v.end(), more.begin(), more.end());
     return v;
   };

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "semantics/random_inputs.h"
 
@@ -18,6 +19,7 @@ std::string_view input_kind_name(InputKind k) {
     case InputKind::Special: return "special";
     case InputKind::Extreme: return "extreme";
     case InputKind::Solver: return "solver";
+    case InputKind::Products: return "products";
   }
   return "?";
 }
@@ -50,7 +52,8 @@ double draw(InputKind kind, Rng& rng) {
     }
     case InputKind::Special:  // draw_tensor handles these
     case InputKind::Extreme:
-    case InputKind::Solver: break;
+    case InputKind::Solver:
+    case InputKind::Products: break;
   }
   return 0.0;
 }
@@ -91,7 +94,62 @@ Tensor extreme_tensor(const TensorType& ty, Rng& rng) {
   return t;
 }
 
-Tensor draw_tensor(const TensorType& ty, InputKind kind, Rng& rng, int64_t index_extent) {
+/// The value of `v` in dtype t (f16/bf16 rounded, as a double).
+double in_dtype(double v, DType t) {
+  switch (t) {
+    case DType::F32: return double(float(v));
+    case DType::F16: return double(f16_bits_to_f32(f64_to_f16_bits(v)));
+    case DType::BF16: return double(bf16_bits_to_f32(f64_to_bf16_bits(v)));
+    default: return v;
+  }
+}
+
+/// The Products pool of a float dtype (InputKind::Products): p and q of the
+/// dtype whose product rounds in the compute type (f32 for f32, f64 for f64;
+/// the half formats compute in f32, where their products are exact, so
+/// theirs are only p, q and the rounded products), the rounded products
+/// fl(p*q), -fl(p*q), -fl(p*p), and ±r with r*r inexact. The same for every
+/// tensor of the call; 90 % of a tensor's elements are drawn from it.
+std::vector<double> products_pool(DType t, uint64_t seed) {
+  Rng rng(seed ^ (uint64_t(t) + 1) * 0xd6e8feb86659fd93ull);
+  auto prod = [&](double a, double b) {
+    if (t == DType::F64) return a * b;
+    return in_dtype(double(float(a) * float(b)), t);  // rounded as the compute type, then to t
+  };
+  double p = 1.0, q = 1.0;
+  for (int k = 0; k < 64; ++k) {
+    p = in_dtype(rng.normal() * std::ldexp(1.0, int(rng.next() % 5) - 2), t);
+    q = in_dtype(rng.normal() * std::ldexp(1.0, int(rng.next() % 5) - 2), t);
+    bool inexact = t == DType::F64 ? std::fma(p, q, -(p * q)) != 0.0 : double(float(p) * float(q)) != p * q;
+    if (inexact || is_half(t)) break;
+  }
+  // r = 1 + k*2^-e (k odd): r*r needs more bits than the dtype has, and
+  // r*r - r (x = r) and r*r + (-r) (x = -r) cancel, so even a one-operand
+  // `x*x - x` or `x*x + x` shows the rounding of its product.
+  int e = t == DType::F64 ? 27 : (t == DType::F32 ? 12 : 4);
+  double r = in_dtype(1.0 + std::ldexp(double(2 * (rng.next() % 64) + 1), -e), t);
+  return {p, q, prod(p, q), -prod(p, q), -prod(p, p), r, -r};
+}
+
+Tensor products_tensor(const TensorType& ty, Rng& rng, uint64_t pool_seed) {
+  std::vector<double> pool = products_pool(ty.dtype, pool_seed);
+  Tensor t(ty.dtype, ty.shape);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    double v = rng.uniform() < 0.9 ? pool[size_t(rng.next() % pool.size())] : rng.normal();
+    switch (ty.dtype) {
+      case DType::F32: t.as<float>()[i] = float(v); break;
+      case DType::F64: t.as<double>()[i] = v; break;
+      case DType::F16: t.as<uint16_t>()[i] = f64_to_f16_bits(v); break;
+      case DType::BF16: t.as<uint16_t>()[i] = f64_to_bf16_bits(v); break;
+      default: break;
+    }
+  }
+  return t;
+}
+
+Tensor draw_tensor(const TensorType& ty, InputKind kind, Rng& rng, int64_t index_extent, uint64_t pool_seed) {
+  if (kind == InputKind::Products && is_float(ty.dtype)) return products_tensor(ty, rng, pool_seed);
+  if (kind == InputKind::Products) kind = InputKind::Normal;
   if (kind == InputKind::Extreme && is_float(ty.dtype)) return extreme_tensor(ty, rng);
   if (kind == InputKind::Extreme) kind = InputKind::Special;
   if (kind == InputKind::Special && is_float(ty.dtype)) {
@@ -135,7 +193,7 @@ Inputs generate_inputs(const Program& p, InputKind kind, uint64_t seed) {
   for (const Input& i : p.inputs) {
     Rng rng(seed * 0x2545f4914f6cdd1dull + (++k) * 0x9e3779b97f4a7c15ull + uint64_t(kind) * 0x632be59bd9b4e019ull);
     int64_t hint = is_int(i.type.dtype) ? index_extent_hint(p, i.name) : 0;
-    in[i.name] = draw_tensor(i.type, kind, rng, hint);
+    in[i.name] = draw_tensor(i.type, kind, rng, hint, seed * 0x94d049bb133111ebull + uint64_t(kind));
   }
   return in;
 }

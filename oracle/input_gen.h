@@ -13,11 +13,20 @@ namespace stax::oracle {
 /// Extreme: one pattern per float tensor — all -0.0, a mixture of ±0, all
 /// NaN with different payloads and signs, ±inf pairs that cancel, all
 /// subnormal, all of the largest magnitude. Solver: inputs found by the
-/// prover (never drawn).
-enum class InputKind { Normal, Uniform, Cancellation, Special, Extreme, Solver };
+/// prover (never drawn). Products: 90 % of the elements drawn from a small
+/// pool shared by all the call's float tensors of a dtype (the rest normal),
+/// {p, q, fl(p*q), -fl(p*q), -fl(p*p), r, -r} with inexact products p*q and
+/// r*r, so that `a*b + c` meets c = -fl(a*b) on many elements and `x*x - x`
+/// meets x = r (a fused multiply-add then gives the product's rounding
+/// error, the unfused sum 0). Not in kInputKinds: the fuzzer's backend
+/// trials draw it (kBackendInputKinds).
+enum class InputKind { Normal, Uniform, Cancellation, Special, Extreme, Solver, Products };
 std::string_view input_kind_name(InputKind k);
 constexpr InputKind kInputKinds[] = {InputKind::Normal, InputKind::Uniform, InputKind::Cancellation,
                                      InputKind::Special, InputKind::Extreme};
+/// The kinds of the fuzzer's backend comparisons, in turn.
+constexpr InputKind kBackendInputKinds[] = {InputKind::Normal, InputKind::Uniform, InputKind::Products,
+                                            InputKind::Cancellation, InputKind::Special, InputKind::Extreme};
 
 /// Draws every input of the program. Integer inputs used as indirect indices
 /// stay within [-s, s) for the extent s they index (so wrap-around happens and

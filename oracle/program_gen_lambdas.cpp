@@ -151,8 +151,14 @@ std::string Gen::sx(Lam& L, DType want, int depth) {
   bool flt = sem::is_float(want);
   // Shapes compilers rewrite: a product added to a value (FMA contraction)
   // and log(exp(x)) (a peephole that is wrong for overflow and NaN).
-  if (flt && coin(0.06)) {
-    if (coin(0.5)) return sop(ScalarOp::Log, {sop(ScalarOp::Exp, {sx(L, want, d)})});
+  if (flt && coin(0.12)) {
+    if (coin(0.3)) return sop(ScalarOp::Log, {sop(ScalarOp::Exp, {sx(L, want, d)})});
+    if (coin(0.5)) {
+      // On the operands themselves, so that inputs drawn from one pool
+      // (InputKind::Products) meet c = -fl(a*b) and the product's rounding shows.
+      std::string a = s_leaf(L, want), b = s_leaf(L, want), c = s_leaf(L, want);
+      return sop(coin(0.5) ? ScalarOp::Add : ScalarOp::Sub, {sop(ScalarOp::Mul, {a, b}), c});
+    }
     return sop(ScalarOp::Add, {sop(ScalarOp::Mul, {sx(L, want, d), s_or_const(L, want, d)}), s_or_const(L, want, d)});
   }
   switch (weighted({1.2, flt ? 3.5 : 0.0, 4, 1.2, flt ? 0.4 : 0.0, 0.5, 0.7, 0.7})) {

@@ -29,6 +29,17 @@ constexpr std::array kCatalog{
     MutantInfo{"dce-failing-exact", "dce", "DCE removes a binding that may fail (⊥) and declares class exact"},
     MutantInfo{"split-pos-zero-pad", "split-reduction",
                "split reduction pads with +0.0 instead of the identity -0.0 (sum of -0.0s becomes +0.0)"},
+    MutantInfo{"argmax-tie-last", "cpu codegen",
+               "argmax/argmin break ties toward the larger index (PyTorch #93630: Inductor argmax returns the last "
+               "of equal maxima)"},
+    MutantInfo{"bf16-truncate", "cpu codegen",
+               "f32 -> bf16 rounding as truncation of the low 16 bits instead of round-to-nearest-even "
+               "(tenstorrent/tt-metal #19882)"},
+    MutantInfo{"broadcast-stride", "cpu codegen",
+               "reads of a tensor with an extent-1 dim: broadcast stride 0 carried into the outer strides "
+               "(PyTorch #71665: wrong strides of an expanded tensor; nvFuser expand indexing csarofeen/pytorch #1514)"},
+    MutantInfo{"reshape-index-i32", "cpu codegen",
+               "a reshape's floor/mod index narrowed to int32 (JAX #15896: bcoo_reshape's flat indices in int32)"},
 };
 
 std::string g_active;  // set before threads start; read-only afterwards

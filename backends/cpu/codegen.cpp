@@ -131,9 +131,18 @@ class Emitter {
   }
 
   // ---- conversions with the Ieee domain's rounding (convert_from)
+  /// The bf16-truncate mutant (tt-metal #19882): f32 -> bf16 keeps the top
+  /// 16 bits, rounding toward zero instead of to nearest even.
+  static bool bf16_truncates() { return mutant_active("bf16-truncate"); }
+  Value* bf16_truncate(Value* f) {
+    Value* bits = b_.CreateAnd(b_.CreateBitCast(f, b_.getInt32Ty()), b_.getInt32(0xFFFF0000u));
+    return b_.CreateBitCast(bits, b_.getFloatTy());
+  }
   Value* convert(Value* v, DType from, DType to) {
     DType cf = compute_type(from);
     llvm::Type* f32 = b_.getFloatTy();
+    if (to == DType::BF16 && bf16_truncates() && is_float(cf))
+      return bf16_truncate(cf == DType::F64 ? b_.CreateFPTrunc(v, f32) : v);
     if (is_half(to)) {
       bool f16 = to == DType::F16;
       if (cf == DType::F64) return call(f16 ? "stax_rt_f64_to_f16" : "stax_rt_f64_to_bf16", f32, {v});
@@ -168,6 +177,7 @@ class Emitter {
   }
   Value* round_to_tag(Value* v, DType tag) {
     if (!is_half(tag)) return v;
+    if (tag == DType::BF16 && bf16_truncates()) return bf16_truncate(v);
     return call(tag == DType::F16 ? "stax_rt_round_f16" : "stax_rt_round_bf16", b_.getFloatTy(), {v});
   }
 
@@ -196,8 +206,18 @@ class Emitter {
   Value* floordiv_const(Value* a, int64_t c, bool mod);
   struct IndexDomain;
   Value* iexpr(const IExpr& e, const std::vector<Value*>& idx);
-  Value* flat(const std::vector<Value*>& idx, const Shape& s) {
+  Value* flat(const std::vector<Value*>& idx, const Shape& s, bool read = false) {
     std::vector<int64_t> st = row_major_strides(s);
+    if (read && mutant_active("broadcast-stride")) {
+      // PyTorch #71665 / nvFuser (csarofeen/pytorch #1514): an extent-1 dim
+      // gets the broadcast stride 0, and the outer strides are computed from
+      // that 0 instead of from the extents.
+      int64_t acc = 1;
+      for (size_t k = s.size(); k-- > 0;) {
+        st[k] = s[k] == 1 ? 0 : acc;
+        acc = st[k] * s[k];
+      }
+    }
     Value* off = iconst_(0);
     for (size_t k = 0; k < idx.size(); ++k)
       off = b_.CreateAdd(off, b_.CreateMul(to_i(idx[k]), iconst_(st[k])));
@@ -222,7 +242,12 @@ class Emitter {
     Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[0], off);
     switch (t) {
       case DType::F16: v = call("stax_rt_f32_to_f16", b_.getInt16Ty(), {v}); break;
-      case DType::BF16: v = call("stax_rt_f32_to_bf16", b_.getInt16Ty(), {v}); break;
+      case DType::BF16:
+        if (bf16_truncates())
+          v = b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+        else
+          v = call("stax_rt_f32_to_bf16", b_.getInt16Ty(), {v});
+        break;
       case DType::Bool: v = b_.CreateZExt(v, b_.getInt8Ty()); break;
       default: break;
     }
@@ -430,6 +455,14 @@ Value* Emitter::int_op(ScalarOp op, std::span<Value* const> a) {
 
 Value* Emitter::floordiv_const(Value* a, int64_t c, bool mod) {
   if (c == 0) throw CompileError("index map divides by zero");
+  if (!addr32_ && mutant_active("reshape-index-i32") && c == int64_t(int32_t(c))) {
+    // jax #15896 (bcoo_reshape): the flat index of a reshape narrowed to
+    // int32 before its floor/mod; wraps once it exceeds 2^31 - 1.
+    addr32_ = true;
+    Value* r = floordiv_const(b_.CreateTrunc(a, b_.getInt32Ty()), c, mod);
+    addr32_ = false;
+    return b_.CreateSExt(r, b_.getInt64Ty());
+  }
   if (c == -1) return mod ? iconst_(0) : b_.CreateSub(iconst_(0), a);
   Value* cv = iconst_(c);
   Value* q = b_.CreateSDiv(a, cv);
@@ -466,7 +499,7 @@ struct Emitter::IndexDomain {
                v);
       at.push_back(v);
     }
-    Value x = em.load(buf, em.flat(at, s));
+    Value x = em.load(buf, em.flat(at, s, true));
     if (x->getType()->isIntegerTy(1)) return em.b_.CreateZExt(x, em.itype());
     return em.to_i(x);
   }
@@ -479,7 +512,7 @@ Value* Emitter::iexpr(const IExpr& e, const std::vector<Value*>& idx) {
 
 Value* Emitter::elem(const Expr& e, const std::vector<Value*>& idx) {
   DType tag = e->type.dtype;
-  if (const auto* x = std::get_if<NameE>(&e->p)) return load(buffer(x->name), flat(idx, e->type.shape));
+  if (const auto* x = std::get_if<NameE>(&e->p)) return load(buffer(x->name), flat(idx, e->type.shape, true));
   if (const auto* x = std::get_if<ViewE>(&e->p)) {
     const Shape& ss = x->src->type.shape;
     bool in_bounds = view_statically_in_bounds(ss, e->type.shape, x->map);
@@ -548,8 +581,11 @@ Value* Emitter::fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_sl
     case RedOp::ArgMin: {
       Value* take;
       bool mx = r.op == RedOp::ArgMax;
+      // PyTorch #93630 (Inductor): ties broken toward the larger index.
+      bool tie_last = mutant_active("argmax-tie-last");
       if (f) {
-        Value* better = mx ? b_.CreateFCmpOGT(x, acc) : b_.CreateFCmpOLT(x, acc);
+        Value* better = tie_last ? (mx ? b_.CreateFCmpOGE(x, acc) : b_.CreateFCmpOLE(x, acc))
+                                 : (mx ? b_.CreateFCmpOGT(x, acc) : b_.CreateFCmpOLT(x, acc));
         Value* xnan = b_.CreateFCmpUNO(x, x);
         Value* anan = b_.CreateFCmpUNO(acc, acc);
         // NaN is the greatest value: argmax takes the first NaN; argmin
@@ -557,7 +593,8 @@ Value* Emitter::fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_sl
         Value* nan_rule = mx ? b_.CreateAnd(xnan, b_.CreateNot(anan)) : b_.CreateAnd(b_.CreateNot(xnan), anan);
         take = b_.CreateOr(better, nan_rule);
       } else {
-        take = mx ? b_.CreateICmpSGT(x, acc) : b_.CreateICmpSLT(x, acc);
+        take = tie_last ? (mx ? b_.CreateICmpSGE(x, acc) : b_.CreateICmpSLE(x, acc))
+                        : (mx ? b_.CreateICmpSGT(x, acc) : b_.CreateICmpSLT(x, acc));
       }
       Value* old = b_.CreateLoad(b_.getInt64Ty(), arg_slot);
       b_.CreateStore(b_.CreateSelect(take, rflat, old), arg_slot);
