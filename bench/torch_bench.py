@@ -40,7 +40,32 @@ ROWS = [
     ("layer_norm_rows", "layer_norm_rows", ""),
     ("layer_norm_rows", "layer_norm_rows", "interleave-lanes:w=16"),
     ("gelu_backward", "gelu_backward", ""),
+    # examples/graphs/transformer_block_forward.json through `stax lower --device cpu`
+    # at its own size (T=8 tokens, D=16, F=32) and scaled to T=256, D=256, F=1024.
+    ("transformer_block_forward T=8 D=16 F=32", "tbf_8_16_32", ""),
+    ("transformer_block_forward T=256 D=256 F=1024", "tbf_256_256_1024", ""),
 ]
+
+
+def block_dims(prog):
+    """tbf_T_D_F -> (T, D, F), else None."""
+    if not prog.startswith("tbf_"):
+        return None
+    return tuple(int(v) for v in prog.split("_")[1:])
+
+
+def block_graph(dims):
+    """examples/graphs/transformer_block_forward.json with its dims replaced."""
+    T, D, F = dims
+    with open(os.path.join(HERE, "..", "examples", "graphs", "transformer_block_forward.json")) as fh:
+        g = json.load(fh)
+    sub = {(8, 16): [T, D], (16,): [D], (16, 16): [D, D], (16, 32): [D, F], (32, 16): [F, D]}
+    for i in g["inputs"]:
+        i["shape"] = sub[tuple(i["shape"])]
+    for n in g["nodes"]:
+        if n["op"] == "layer_norm.default":
+            n["args"][1] = [D]
+    return g
 
 
 def make_inputs(prog, d):
@@ -58,6 +83,13 @@ def make_inputs(prog, d):
                 "b": rng.standard_normal(N2, dtype=f32)}
     elif prog == "gelu_backward":
         arrs = {"upstream": np.array(1.5, dtype=f32), "h": rng.standard_normal(1 << 24, dtype=f32)}
+    elif block_dims(prog):
+        # Weights scaled by 1/sqrt(fan-in) so the activations stay O(1).
+        arrs = {}
+        for i in block_graph(block_dims(prog))["inputs"]:
+            sh = tuple(i["shape"])
+            scale = 1.0 if len(sh) < 2 or i["name"] == "x" else 1.0 / np.sqrt(sh[0])
+            arrs[i["name"]] = (rng.standard_normal(sh, dtype=f32) * f32(scale)).astype(f32)
     else:
         raise ValueError(prog)
     paths = {}
@@ -84,6 +116,20 @@ def torch_fn(prog, t):
             pdf = 0.3989423 * torch.exp(-0.5 * h * h)
             return u * (cdf + h * pdf)
         return f, (t["upstream"], t["h"])
+    if block_dims(prog):
+        F = torch.nn.functional
+        names = ["x", "ln1_w", "ln1_b", "Wq", "Wk", "Wv", "Wo", "ln2_w", "ln2_b", "W1", "W2"]
+        D = block_dims(prog)[1]
+
+        def block(x, ln1_w, ln1_b, Wq, Wk, Wv, Wo, ln2_w, ln2_b, W1, W2):
+            ln1 = F.layer_norm(x, (D,), ln1_w, ln1_b, 1e-5)
+            q, k, v = ln1 @ Wq, ln1 @ Wk, ln1 @ Wv
+            attn = torch.softmax((q @ k.t()) * 0.25, dim=-1)
+            res1 = x + (attn @ v) @ Wo
+            act = F.gelu(F.layer_norm(res1, (D,), ln2_w, ln2_b, 1e-5) @ W1)
+            res2 = res1 + act @ W2
+            return (res2 * res2).sum()
+        return block, tuple(t[n] for n in names)
     raise ValueError(prog)
 
 
@@ -131,6 +177,19 @@ def stax_json(cmd):
     if r.returncode not in (0, 1):
         sys.exit(f"stax failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
     return json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+
+
+def lower_block(stax, dims, d):
+    """Write the block graph at `dims` and `stax lower` it to d/block.stx."""
+    gpath, stx = os.path.join(d, "block.json"), os.path.join(d, "block.stx")
+    with open(gpath, "w") as fh:
+        json.dump(block_graph(dims), fh)
+    r = subprocess.run([stax, "lower", gpath, "--device", "cpu"], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"stax lower failed ({r.returncode}) on {gpath}:\n{r.stderr}")
+    with open(stx, "w") as fh:
+        fh.write(r.stdout)
+    return stx
 
 
 def check_torch_python(py):
@@ -194,12 +253,14 @@ def main():
             stx = os.path.join(HERE, "programs", prog + ".stx")
             if prog not in torch_cache:
                 os.makedirs(d, exist_ok=True)
+                if block_dims(prog):
+                    stx = lower_block(a.stax, block_dims(prog), d)
                 inputs = make_inputs(prog, d)
                 flags = [x for n, p in inputs.items() for x in ("--input", f"{n}={p}")]
                 # Our output for the sanity check (the program has one output).
                 r = subprocess.run([a.stax, "run", stx, "--backend", "cpu", "--out", os.path.join(d, "out")] + flags,
                                    capture_output=True, text=True)
-                outs = [f for f in os.listdir(os.path.join(d, "out"))] if r.returncode == 0 else []
+                outs = [f for f in os.listdir(os.path.join(d, "out")) if f.endswith(".npy")] if r.returncode == 0 else []
                 ours = os.path.join(d, "out", outs[0]) if len(outs) == 1 else None
                 spec = json.dumps({"prog": prog, "inputs": inputs, "ours": ours})
                 r = subprocess.run([py, os.path.abspath(__file__), "--torch-worker", spec, "--repeats", str(a.repeats),
@@ -208,6 +269,8 @@ def main():
                     sys.exit(f"PyTorch side failed for {prog} in {py}:\n{r.stderr[-4000:]}")
                 torch_cache[prog] = (flags, json.loads(r.stdout.strip().splitlines()[-1]))
             flags, tr = torch_cache[prog]
+            if block_dims(prog):
+                stx = os.path.join(d, "block.stx")
             cmd = [a.stax, "bench", stx, "--backend", "cpu", "--threads", str(a.threads), "--repeats", str(a.repeats),
                    "--json"] + flags + (["--transform", transform] if transform else [])
             s = stax_json(cmd)
