@@ -210,6 +210,10 @@ def check_torch_python(py):
     return py
 
 
+def ratio(x):
+    return f"{x:.2f}x" if x >= 0.1 else f"{x:.2g}x"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--stax", default=os.path.join(HERE, "..", "build", "cli", "stax"))
@@ -297,7 +301,7 @@ def main():
             bits = "identical" if r["bits"].startswith("identical") else r["bits"]
             rd = f"{r['rel_diff_vs_inductor']:.1e}" if r["rel_diff_vs_inductor"] is not None else "n/a"
             lines.append(f"| {nm} | {r['ours_ms']:.2f} | {r['inductor_ms']:.2f} | {r['eager_ms']:.2f} | "
-                         f"{r['inductor_over_ours']:.2f}x | {r['eager_over_ours']:.2f}x | {bits} | {rd} |")
+                         f"{ratio(r['inductor_over_ours'])} | {ratio(r['eager_over_ours'])} | {bits} | {rd} |")
         text = (f"{a.threads} thread(s), median of {a.repeats}; torch {results[0]['torch'] if results else '?'}\n\n"
                 + "\n".join(lines) + "\n")
     print(text, end="")
