@@ -210,6 +210,12 @@ def check_torch_python(py):
     return py
 
 
+def med(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
 def ratio(x):
     return f"{x:.2f}x" if x >= 0.1 else f"{x:.2g}x"
 
@@ -219,6 +225,7 @@ def main():
     ap.add_argument("--stax", default=os.path.join(HERE, "..", "build", "cli", "stax"))
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=1, help="alternate ours and PyTorch this many times per program")
     ap.add_argument("--torch-python", help="a python with torch (default: $STAX_TORCH_PYTHON, else this one)")
     ap.add_argument("--rows", help="comma-separated programs (default: all)")
     ap.add_argument("--torch-fresh-pages", action="store_true", help="glibc's default malloc in the torch child")
@@ -229,8 +236,8 @@ def main():
     if a.torch_worker:
         torch_worker(a)
         return
-    if a.repeats < 1 or a.threads < 1:
-        print("error: --repeats and --threads must be at least 1", file=sys.stderr)
+    if a.repeats < 1 or a.threads < 1 or a.rounds < 1:
+        print("error: --repeats, --threads and --rounds must be at least 1", file=sys.stderr)
         sys.exit(2)
     py = check_torch_python(a.torch_python)
     if not os.access(a.stax, os.X_OK):
@@ -250,48 +257,60 @@ def main():
     if not a.torch_fresh_pages:
         env.update(MALLOC_MMAP_THRESHOLD_=str(1 << 30), MALLOC_TRIM_THRESHOLD_=str(1 << 31))
     tmp = tempfile.mkdtemp(prefix="stax_torch_bench_")
-    results, torch_cache = [], {}
+    results = []
     try:
-        for name, prog, transform in rows:
+        for prog in dict.fromkeys(r[1] for r in rows):
+            variants = [(name, transform) for name, pr, transform in rows if pr == prog]
             d = os.path.join(tmp, prog)
-            stx = os.path.join(HERE, "programs", prog + ".stx")
-            if prog not in torch_cache:
-                os.makedirs(d, exist_ok=True)
-                if block_dims(prog):
-                    stx = lower_block(a.stax, block_dims(prog), d)
-                inputs = make_inputs(prog, d)
-                flags = [x for n, p in inputs.items() for x in ("--input", f"{n}={p}")]
-                # Our output for the sanity check (the program has one output).
-                r = subprocess.run([a.stax, "run", stx, "--backend", "cpu", "--out", os.path.join(d, "out")] + flags,
-                                   capture_output=True, text=True)
-                outs = [f for f in os.listdir(os.path.join(d, "out")) if f.endswith(".npy")] if r.returncode == 0 else []
-                ours = os.path.join(d, "out", outs[0]) if len(outs) == 1 else None
-                spec = json.dumps({"prog": prog, "inputs": inputs, "ours": ours})
+            os.makedirs(d, exist_ok=True)
+            stx = lower_block(a.stax, block_dims(prog), d) if block_dims(prog) else \
+                os.path.join(HERE, "programs", prog + ".stx")
+            inputs = make_inputs(prog, d)
+            flags = [x for n, p in inputs.items() for x in ("--input", f"{n}={p}")]
+            # Our output for the sanity check (the program has one output).
+            r = subprocess.run([a.stax, "run", stx, "--backend", "cpu", "--out", os.path.join(d, "out")] + flags,
+                               capture_output=True, text=True)
+            outs = [f for f in os.listdir(os.path.join(d, "out")) if f.endswith(".npy")] if r.returncode == 0 else []
+            ours_out = os.path.join(d, "out", outs[0]) if len(outs) == 1 else None
+            # Rounds: the PyTorch child, then each of our variants, R times in turn,
+            # so that each round's ratio compares figures taken minutes apart at most.
+            trs, bench = [], {t: [] for _, t in variants}
+            for rnd in range(a.rounds):
+                spec = json.dumps({"prog": prog, "inputs": inputs, "ours": ours_out if rnd == 0 else None})
                 r = subprocess.run([py, os.path.abspath(__file__), "--torch-worker", spec, "--repeats", str(a.repeats),
                                     "--threads", str(a.threads)], capture_output=True, text=True, env=env)
                 if r.returncode != 0:
                     sys.exit(f"PyTorch side failed for {prog} in {py}:\n{r.stderr[-4000:]}")
-                torch_cache[prog] = (flags, json.loads(r.stdout.strip().splitlines()[-1]))
-            flags, tr = torch_cache[prog]
-            if block_dims(prog):
-                stx = os.path.join(d, "block.stx")
-            cmd = [a.stax, "bench", stx, "--backend", "cpu", "--threads", str(a.threads), "--repeats", str(a.repeats),
-                   "--json"] + flags + (["--transform", transform] if transform else [])
-            s = stax_json(cmd)
-            ours = s["total_ms"]
-            row = {"row": name, "transform": transform, "ours_ms": ours, "eager_ms": tr["eager_ms"],
-                   "inductor_ms": tr["inductor_ms"], "inductor_over_ours": tr["inductor_ms"] / ours,
-                   "eager_over_ours": tr["eager_ms"] / ours, "bits": s.get("bits", "?"),
-                   "kernels": len(s.get("kernels", [])), "inductor_compile_s": tr["compile_s"],
-                   "rel_diff_vs_inductor": tr.get("rel_diff_vs_inductor"), "torch": tr["torch"]}
-            results.append(row)
-            if not a.json:
-                print(f"{name} {transform or '(plain)'}: ours {ours:.2f} ms, Inductor {tr['inductor_ms']:.2f} ms, "
-                      f"eager {tr['eager_ms']:.2f} ms", file=sys.stderr, flush=True)
+                trs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+                for name, transform in variants:
+                    cmd = [a.stax, "bench", stx, "--backend", "cpu", "--threads", str(a.threads), "--repeats",
+                           str(a.repeats), "--json"] + flags + (["--transform", transform] if transform else [])
+                    bench[transform].append(stax_json(cmd))
+                    if not a.json:
+                        print(f"round {rnd + 1}: {name} {transform or '(plain)'}: ours "
+                              f"{bench[transform][-1]['total_ms']:.2f} ms, Inductor {trs[-1]['inductor_ms']:.2f} ms, "
+                              f"eager {trs[-1]['eager_ms']:.2f} ms", file=sys.stderr, flush=True)
+            ind = [t["inductor_ms"] for t in trs]
+            eag = [t["eager_ms"] for t in trs]
+            for name, transform in variants:
+                ours = [b["total_ms"] for b in bench[transform]]
+                bits = [b.get("bits", "?") for b in bench[transform]]
+                results.append({
+                    "row": name, "transform": transform, "rounds": a.rounds,
+                    "ours_ms": med(ours), "inductor_ms": med(ind), "eager_ms": med(eag),
+                    "ours_ms_all": ours, "inductor_ms_all": ind, "eager_ms_all": eag,
+                    # the median of the per-round ratios
+                    "inductor_over_ours": med([i / o for i, o in zip(ind, ours)]),
+                    "eager_over_ours": med([e / o for e, o in zip(eag, ours)]),
+                    "bits": next((b for b in bits if not b.startswith("identical")), bits[0]),
+                    "kernels": len(bench[transform][0].get("kernels", [])),
+                    "inductor_compile_s": trs[0]["compile_s"],
+                    "rel_diff_vs_inductor": trs[0].get("rel_diff_vs_inductor"), "torch": trs[0]["torch"]})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if a.json:
-        text = json.dumps({"threads": a.threads, "repeats": a.repeats, "torch_fresh_pages": a.torch_fresh_pages,
+        text = json.dumps({"threads": a.threads, "repeats": a.repeats, "rounds": a.rounds,
+                           "torch_fresh_pages": a.torch_fresh_pages,
                            "rows": results}, indent=2) + "\n"
     else:
         lines = [f"| program | ours (ms) | Inductor (ms) | eager (ms) | Inductor / ours | eager / ours | "
@@ -300,9 +319,13 @@ def main():
             nm = r["row"] + (f" (`{r['transform']}`)" if r["transform"] else "")
             bits = "identical" if r["bits"].startswith("identical") else r["bits"]
             rd = f"{r['rel_diff_vs_inductor']:.1e}" if r["rel_diff_vs_inductor"] is not None else "n/a"
-            lines.append(f"| {nm} | {r['ours_ms']:.2f} | {r['inductor_ms']:.2f} | {r['eager_ms']:.2f} | "
+            def cell(k):
+                v = r[k + "_all"]
+                return f"{r[k]:.2f}" + (f" ({min(v):.2f}–{max(v):.2f})" if len(v) > 1 else "")
+            lines.append(f"| {nm} | {cell('ours_ms')} | {cell('inductor_ms')} | {cell('eager_ms')} | "
                          f"{ratio(r['inductor_over_ours'])} | {ratio(r['eager_over_ours'])} | {bits} | {rd} |")
-        text = (f"{a.threads} thread(s), median of {a.repeats}; torch {results[0]['torch'] if results else '?'}\n\n"
+        text = (f"{a.threads} thread(s), median of {a.repeats} runs per round, {a.rounds} round(s) (median, min–max; "
+                 f"ratios: median of the per-round ratios); torch {results[0]['torch'] if results else '?'}\n\n"
                 + "\n".join(lines) + "\n")
     print(text, end="")
     if a.out:
