@@ -216,8 +216,31 @@ def med(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
+def ms(x):
+    return f"{x:.2f}" if x >= 1 else f"{x:.3g}"
+
+
 def ratio(x):
     return f"{x:.2f}x" if x >= 0.1 else f"{x:.2g}x"
+
+
+def markdown(results, threads, repeats, rounds):
+    """The Markdown table of the result rows."""
+    lines = [f"| program | ours (ms) | Inductor (ms) | eager (ms) | Inductor / ours | eager / ours | "
+             f"our bits vs interpreter | max rel. diff vs Inductor |", "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        nm = r["row"] + (f" (`{r['transform']}`)" if r["transform"] else "")
+        bits = "identical" if r["bits"].startswith("identical") else r["bits"]
+        rd = f"{r['rel_diff_vs_inductor']:.1e}" if r["rel_diff_vs_inductor"] is not None else "n/a"
+        def cell(k):
+            v = r[k + "_all"]
+            return ms(r[k]) + (f" ({ms(min(v))}–{ms(max(v))})" if len(v) > 1 else "")
+        lines.append(f"| {nm} | {cell('ours_ms')} | {cell('inductor_ms')} | {cell('eager_ms')} | "
+                     f"{ratio(r['inductor_over_ours'])} | {ratio(r['eager_over_ours'])} | {bits} | {rd} |")
+    text = (f"{threads} thread(s), median of {repeats} runs per round, {rounds} round(s) (median, min–max; "
+             f"ratios: median of the per-round ratios); torch {results[0]['torch'] if results else '?'}\n\n"
+            + "\n".join(lines) + "\n")
+    return text
 
 
 def main():
@@ -231,10 +254,16 @@ def main():
     ap.add_argument("--torch-fresh-pages", action="store_true", help="glibc's default malloc in the torch child")
     ap.add_argument("--json", action="store_true", help="one JSON document instead of the Markdown table")
     ap.add_argument("--out", help="also write the table (or JSON) to this file")
+    ap.add_argument("--table-from", help="print the Markdown table of a --json result file and exit")
     ap.add_argument("--torch-worker", help=argparse.SUPPRESS)  # internal: the PyTorch child
     a = ap.parse_args()
     if a.torch_worker:
         torch_worker(a)
+        return
+    if a.table_from:
+        with open(a.table_from) as fh:
+            j = json.load(fh)
+        print(markdown(j["rows"], j["threads"], j["repeats"], j.get("rounds", 1)), end="")
         return
     if a.repeats < 1 or a.threads < 1 or a.rounds < 1:
         print("error: --repeats, --threads and --rounds must be at least 1", file=sys.stderr)
@@ -313,20 +342,7 @@ def main():
                            "torch_fresh_pages": a.torch_fresh_pages,
                            "rows": results}, indent=2) + "\n"
     else:
-        lines = [f"| program | ours (ms) | Inductor (ms) | eager (ms) | Inductor / ours | eager / ours | "
-                 f"our bits vs interpreter | max rel. diff vs Inductor |", "|---|---|---|---|---|---|---|---|"]
-        for r in results:
-            nm = r["row"] + (f" (`{r['transform']}`)" if r["transform"] else "")
-            bits = "identical" if r["bits"].startswith("identical") else r["bits"]
-            rd = f"{r['rel_diff_vs_inductor']:.1e}" if r["rel_diff_vs_inductor"] is not None else "n/a"
-            def cell(k):
-                v = r[k + "_all"]
-                return f"{r[k]:.2f}" + (f" ({min(v):.2f}–{max(v):.2f})" if len(v) > 1 else "")
-            lines.append(f"| {nm} | {cell('ours_ms')} | {cell('inductor_ms')} | {cell('eager_ms')} | "
-                         f"{ratio(r['inductor_over_ours'])} | {ratio(r['eager_over_ours'])} | {bits} | {rd} |")
-        text = (f"{a.threads} thread(s), median of {a.repeats} runs per round, {a.rounds} round(s) (median, min–max; "
-                 f"ratios: median of the per-round ratios); torch {results[0]['torch'] if results else '?'}\n\n"
-                + "\n".join(lines) + "\n")
+        text = markdown(results, a.threads, a.repeats, a.rounds)
     print(text, end="")
     if a.out:
         with open(a.out, "w") as fh:
