@@ -2,11 +2,13 @@
 """Racing Inductor (issue 19): the CPU backend against PyTorch eager and
 `torch.compile` (Inductor) on the same inputs and the same thread count.
 
-    /usr/bin/python3 bench/torch_bench.py [--stax build/cli/stax] [--repeats 10] [--threads 1]
+    /usr/bin/python3 bench/torch_bench.py [--stax build/cli/stax] [--repeats 10] [--rounds 1] [--threads 1]
         [--torch-python /work/venv-torch/bin/python] [--rows example_1_1,softmax_rows,...] [--json] [--out F]
+    /usr/bin/python3 bench/torch_bench.py --table-from F.json
 
-For each program of bench/programs/ the inputs are drawn once with NumPy and
-written as .npy; both sides read those files:
+For each program (bench/programs/, or the transformer block graph through
+`stax lower`) the inputs are drawn once with NumPy and written as .npy; both
+sides read those files (bench/README.md has the figures):
 - ours: `stax bench FILE --backend cpu --threads T --repeats N --json --input
   NAME=FILE.npy ...`; the figure is its `total_ms`, the median over the N
   timed runs of one whole CompiledProgram::run (every kernel of the program;
@@ -19,6 +21,8 @@ written as .npy; both sides read those files:
   glibc would mmap each 64 MiB output afresh and page-fault it on every call;
   the child runs with MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ raised so
   that freed outputs are reused like ours (--torch-fresh-pages: glibc's default).
+- --rounds R: the PyTorch child and our variants alternate R times; medians
+  with their range, ratios the median of the per-round ratios.
 - sanity: our output (`stax run --backend cpu --out`) against Inductor's,
   max |ours - inductor| / max |inductor|: the same function was computed.
 
