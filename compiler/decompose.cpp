@@ -246,6 +246,21 @@ struct Expander {
       } else {
         throw detail::NodeError{"matmul of ranks " + std::to_string(ra) + " and " + std::to_string(rb) + " is not supported"};
       }
+    } else if (base == "addmm") {
+      // addmm(self, mat1, mat2, *, beta=1, alpha=1) = beta*self + alpha*(mat1 @ mat2):
+      // torch.export's core-aten form of nn.Linear (bias, input, weight^T).
+      for (size_t i = 0; i < 3; ++i) type_of_arg(n, i);
+      json beta = n.kwargs.value("beta", json(1)), alpha = n.kwargs.value("alpha", json(1));
+      if (!beta.is_number() || !alpha.is_number()) throw detail::NodeError{"addmm: beta and alpha must be numbers"};
+      std::string m = sub(n, "mm", "mm.default", {a[1], a[2]});
+      if (alpha != json(1)) m = sub(n, "alpha", "mul.Scalar", {m, alpha});
+      json bias = x;
+      if (beta != json(1)) bias = sub(n, "beta", "mul.Scalar", {x, beta});
+      sub(n, "", "add.Tensor", {m, bias}, json::object(), true);
+    } else if (base == "scalar_tensor") {
+      // scalar_tensor(s, *, dtype=f32): a rank-0 constant.
+      if (!a[0].is_number() && !a[0].is_boolean()) throw detail::NodeError{"scalar_tensor: argument 0 must be a number"};
+      sub(n, "", "full.default", {json::array(), a[0]}, {{"dtype", n.kwargs.value("dtype", json("f32"))}}, true);
     } else {
       throw detail::NodeError{"no decomposition for '" + n.op + "'"};
     }
@@ -294,6 +309,8 @@ const std::vector<OpSignature>& op_signatures() {
     add({"gelu.default"}, 1, 1, false);
     add({"gelu_backward.default"}, 2, 2, false);
     add({"matmul.default"}, 2, 2, false);
+    add({"addmm.default"}, 3, 3, false);
+    add({"scalar_tensor.default"}, 1, 1, false);
     return s;
   }();
   return v;
