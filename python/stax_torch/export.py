@@ -39,7 +39,7 @@ unsqueeze.default squeeze.dim squeeze.dims index.Tensor full.default squeeze.def
 slice.Tensor select.int cat.default arange.default arange.start arange.start_step
 zeros.default ones.default mean.dim mean.default softmax.int log_softmax.int
 _softmax.default _log_softmax.default layer_norm.default gelu.default
-gelu_backward.default matmul.default addmm.default scalar_tensor.default
+gelu_backward.default matmul.default addmm.default scalar_tensor.default gather.default
 """.split())
 
 # `X.Tensor(t, number)`: torch.export keeps the Tensor overload with a Python

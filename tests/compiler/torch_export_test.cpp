@@ -2,7 +2,7 @@
 // examples/torch/exported/): each committed graph loads and lowers (eager
 // and policy agree through the oracle); Example 1.1's export equals the
 // hand-written Listing 5.1 graph up to names; the two core-aten operators
-// added for the exporter (addmm, scalar_tensor) expand to what they mean,
+// added for the exporter (addmm, scalar_tensor, gather) expand to what they mean,
 // and deliberately wrong expansions are rejected. Runs without torch.
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -10,6 +10,8 @@
 
 #include "compiler/lower.h"
 #include "oracle/checker.h"
+#include "semantics/printer.h"
+#include "tests/test_util.h"
 
 using namespace stax;
 using namespace stax::compiler;
@@ -76,7 +78,7 @@ TEST_CASE("exported PyTorch graphs load and lower; eager equals policy", "[compi
       ++seen;
     }
   }
-  CHECK(seen >= 5);  // mlp, transformer_block, example_1_1, example_5_1 (graph, joint)
+  CHECK(seen >= 6);  // mlp, transformer_block, cross_entropy, example_1_1, example_5_1 (graph, joint)
 }
 
 TEST_CASE("Example 1.1 exported from PyTorch is Listing 5.1 up to names", "[compiler][torch][golden]") {
@@ -127,6 +129,34 @@ TEST_CASE("addmm and scalar_tensor expand to what they mean", "[compiler][torch]
   // Bad: a tensor where scalar_tensor wants a number.
   auto bad = lower_graph(graph_of(R"({"inputs": [{"name": "t", "dtype": "f32", "shape": []}],
       "nodes": [{"name": "z", "op": "scalar_tensor.default", "args": ["t"]}], "outputs": ["z"]})"),
+                         {Device{}, true});
+  CHECK(std::holds_alternative<GraphError>(bad));
+}
+
+TEST_CASE("gather expands to one flat index.Tensor with torch's values", "[compiler][torch]") {
+  // x = 0..11 as [3, 4]; gather along dim 1 and dim 0.
+  std::vector<float> xv(12);
+  for (int i = 0; i < 12; ++i) xv[size_t(i)] = float(i);
+  auto run_gather = [&](int dim, const std::vector<int64_t>& idx, sem::Shape ishape) {
+    json g = json::parse(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [3, 4]},
+        {"name": "i", "dtype": "i64", "shape": []}], "nodes": [{"name": "y", "op": "gather.default", "args": ["x", 0, "i"]}],
+        "outputs": ["y"]})");
+    g["inputs"][1]["shape"] = ishape;
+    g["nodes"][0]["args"][1] = dim;
+    Lowered l = lower(graph_of(g.dump()), true);
+    return test::elems<float>(test::run(sem::print_program(l.program),
+                                        {{"x", test::f32({3, 4}, xv)}, {"i", test::i64(ishape, idx)}}, "y"));
+  };
+  // dim 1: y[r][c] = x[r][i[r][c]]
+  CHECK(run_gather(1, {3, 0, 1, 1, 2, 3}, {3, 2}) == std::vector<float>{3, 0, 5, 5, 10, 11});
+  // dim 0: y[r][c] = x[i[r][c]][c]
+  CHECK(run_gather(0, {2, 0, 1, 2, 0, 0, 0, 1}, {2, 4}) == std::vector<float>{8, 1, 6, 11, 0, 1, 2, 7});
+  // Wrong: the same index along the other dim gives other values.
+  CHECK(run_gather(0, {0, 0, 1, 1, 2, 2}, {3, 2}) != run_gather(1, {0, 0, 1, 1, 2, 2}, {3, 2}));
+  // Bad: an index of another rank.
+  auto bad = lower_graph(graph_of(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [3, 4]},
+      {"name": "i", "dtype": "i64", "shape": [3]}], "nodes": [{"name": "y", "op": "gather.default", "args": ["x", 1, "i"]}],
+      "outputs": ["y"]})"),
                          {Device{}, true});
   CHECK(std::holds_alternative<GraphError>(bad));
 }

@@ -4,8 +4,8 @@
    exporting examples/torch/NAME.py again, names aside (goldens; Example 1.1's
    is Listing 5.1: the C++ test compiler_torch_export_test compares it with
    examples/graphs/example_1_1.json).
-2. Unsupported operators: a script with torch.cumsum and torch.sort, and the
-   cross-entropy example (aten.gather), exit 2 with every operator listed.
+2. Unsupported operators: a script with torch.cumsum and torch.sort
+   exits 2 with both operators listed and writes nothing.
 3. `stax lower` + `stax run` on the exported graphs with the exported .npy
    inputs, compared with PyTorch eager: the largest difference in ulps is
    printed, and it must stay below a loose bound (the op order differs: sums,
@@ -23,7 +23,7 @@ import tempfile
 import numpy as np
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = ["example_1_1", "example_5_1", "mlp", "transformer_block"]
+MODELS = ["example_1_1", "example_5_1", "mlp", "transformer_block", "cross_entropy"]
 failures = []
 
 
@@ -108,13 +108,10 @@ def main(stax):
     check(rc == 2 and "aten.cumsum.default x1" in text and "aten.sort" in text,
           "cumsum + sort: exit 2 with both operators listed (got %d)" % rc)
     check(not os.path.exists(os.path.join(tmp, "cumsum_out", "graph.json")), "cumsum + sort: no graph written")
-    rc, text = export(os.path.join(SRC, "examples/torch/cross_entropy.py"), os.path.join(tmp, "ce"))
-    print(text.strip())
-    check(rc == 2 and "aten.gather.default x1" in text, "cross_entropy: exit 2 listing aten.gather.default")
 
     # 3. stax lower + stax run vs PyTorch eager
     # Loose bounds in float32 ulps; the printed figures are the measurement.
-    bound = {"example_1_1": 64, "mlp": 64, "example_5_1": 4096, "transformer_block": 4096}
+    bound = {"example_1_1": 64, "mlp": 64, "example_5_1": 4096, "transformer_block": 4096, "cross_entropy": 4096}
     for m in MODELS:
         d = os.path.join(tmp, m)
         stx = os.path.join(d, "graph.stx")
