@@ -1,12 +1,17 @@
 // The graphs exported from PyTorch (python -m stax_torch export,
 // examples/torch/exported/): each committed graph loads and lowers (eager
 // and policy agree through the oracle); Example 1.1's export equals the
-// hand-written Listing 5.1 graph up to names; the two core-aten operators
+// hand-written Listing 5.1 graph up to names; the core-aten operators
 // added for the exporter (addmm, scalar_tensor, gather) expand to what they mean,
-// and deliberately wrong expansions are rejected. Runs without torch.
+// and deliberately wrong expansions are rejected; the exporter's operator
+// list (python/stax_torch/export.py) is op_signatures(). Runs without torch.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "compiler/lower.h"
 #include "oracle/checker.h"
@@ -159,4 +164,22 @@ TEST_CASE("gather expands to one flat index.Tensor with torch's values", "[compi
       "outputs": ["y"]})"),
                          {Device{}, true});
   CHECK(std::holds_alternative<GraphError>(bad));
+}
+
+TEST_CASE("the exporter's operator list is the compiler's", "[compiler][torch]") {
+  std::ifstream f(src("python/stax_torch/export.py"));
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string open = "SUPPORTED = frozenset(\"\"\"";
+  size_t a = text.find(open);
+  REQUIRE(a != std::string::npos);
+  size_t b = text.find("\"\"\"", a + open.size());
+  REQUIRE(b != std::string::npos);
+  std::set<std::string> py, cpp;
+  std::istringstream in(text.substr(a + open.size(), b - a - open.size()));
+  for (std::string w; in >> w;) py.insert(w);
+  for (const OpSignature& s : op_signatures()) cpp.insert(s.name);
+  CHECK(py == cpp);
+  // Wrong: one operator less is noticed.
+  py.erase("gather.default");
+  CHECK(py != cpp);
 }
