@@ -54,6 +54,31 @@ class ExportError(Exception):
     pass
 
 
+# Words of the core language (semantics/parser.cpp, is_keyword, and the dtype
+# names): `stax lower` prints graph names as .stx bindings, so a node or input
+# named `input` or `permute` would print a program that does not parse.
+STX_KEYWORDS = frozenset("""
+input let output in map view red iota full fn load cast rand permute slice expand reshape
+unsqueeze squeeze gather nan inf true false f32 f64 f16 bf16 i32 i64 bool
+""".split())
+
+
+class Namer:
+    """Unique names that are not .stx keywords: `permute` -> `permute_0` (torch
+    names the next ones permute_1, ...)."""
+
+    def __init__(self):
+        self.used = set()
+
+    def __call__(self, name):
+        s, k = name, 0
+        while s in self.used or s in STX_KEYWORDS:
+            s = "%s_%d" % (name, k)
+            k += 1
+        self.used.add(s)
+        return s
+
+
 def dtype_name(dt):
     import torch
 
@@ -108,9 +133,10 @@ def with_defaults(target, args, kwargs):
     return args, kwargs
 
 
-def convert(gm, input_names, outputs_of):
+def convert(gm, input_names, outputs_of, namer):
     """An fx graph of core-aten nodes -> (nodes, unsupported Counter).
-    input_names: placeholder node -> our input name."""
+    input_names: placeholder node -> our input name; namer: a Namer that has
+    seen the input names."""
     import operator
 
     import torch
@@ -144,7 +170,6 @@ def convert(gm, input_names, outputs_of):
             gi = users_getitem.get(n, {})
             used = sorted(i for i, g in gi.items() if g.users)
             if used == [0] and not [u for u in n.users if u.target is not operator.getitem]:
-                names[gi[0]] = n.name
                 op = "layer_norm.default"
             else:
                 unsupported["%s (outputs %s used)" % (aten, used)] += 1
@@ -158,9 +183,11 @@ def convert(gm, input_names, outputs_of):
         if op not in SUPPORTED:
             unsupported[aten] += 1
             continue
-        names[n] = n.name
+        names[n] = namer(n.name)
+        if op == "layer_norm.default":
+            names[users_getitem[n][0]] = names[n]
         where = "node '%s' (%s)" % (n.name, aten)
-        node = {"name": n.name, "op": op, "args": literal(args, name_of, where)}
+        node = {"name": names[n], "op": op, "args": literal(args, name_of, where)}
         kw = {k: literal(v, name_of, where) for k, v in kwargs.items() if k not in DROP_KWARGS}
         if kw:
             node["kwargs"] = kw
@@ -223,6 +250,7 @@ def export_forward(model, example_inputs):
     user = iter(example_inputs)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     inputs, arrays, names = [], {}, {}
+    namer = Namer()
     for spec, ph in zip(sig.input_specs, placeholders):
         kind = spec.kind.name
         if kind == "USER_INPUT":
@@ -231,10 +259,10 @@ def export_forward(model, example_inputs):
             t = state[spec.target]
         else:
             raise ExportError("input %s of kind %s is not supported" % (ph.name, kind))
-        names[ph] = ph.name
-        inputs.append(dict(tensor_input(ph.name, t), kind=kind.lower(), **({"target": spec.target} if spec.target else {})))
-        arrays[ph.name] = t.detach().cpu().numpy()
-    nodes, outs, unsupported = convert(gm, names, fx_outputs)
+        names[ph] = namer(ph.name)
+        inputs.append(dict(tensor_input(names[ph], t), kind=kind.lower(), **({"target": spec.target} if spec.target else {})))
+        arrays[names[ph]] = t.detach().cpu().numpy()
+    nodes, outs, unsupported = convert(gm, names, fx_outputs, namer)
     return {"inputs": inputs, "nodes": nodes, "outputs": outs}, arrays, unsupported
 
 
@@ -271,7 +299,10 @@ def export_joint(model, example_inputs, fwd):
     gm = make_fx(joint, decomposition_table=core_aten_decompositions())(*values, torch.ones_like(y0))
     phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
     names = {ph: nm for ph, nm in zip(phs, order + ["tangents_1"])}
-    nodes, outs, unsupported = convert(gm, names, fx_outputs)
+    namer = Namer()
+    for nm in names.values():
+        namer(nm)
+    nodes, outs, unsupported = convert(gm, names, fx_outputs, namer)
     if unsupported:
         return None, unsupported
     # Phase: nodes the forward output depends on are forward.
