@@ -246,6 +246,55 @@ struct Expander {
       } else {
         throw detail::NodeError{"matmul of ranks " + std::to_string(ra) + " and " + std::to_string(rb) + " is not supported"};
       }
+    } else if (base == "addmm") {
+      // addmm(self, mat1, mat2, *, beta=1, alpha=1) = beta*self + alpha*(mat1 @ mat2):
+      // torch.export's core-aten form of nn.Linear (bias, input, weight^T).
+      for (size_t i = 0; i < 3; ++i) type_of_arg(n, i);
+      json beta = n.kwargs.value("beta", json(1)), alpha = n.kwargs.value("alpha", json(1));
+      if (!beta.is_number() || !alpha.is_number()) throw detail::NodeError{"addmm: beta and alpha must be numbers"};
+      std::string m = sub(n, "mm", "mm.default", {a[1], a[2]});
+      if (alpha != json(1)) m = sub(n, "alpha", "mul.Scalar", {m, alpha});
+      json bias = x;
+      if (beta != json(1)) bias = sub(n, "beta", "mul.Scalar", {x, beta});
+      sub(n, "", "add.Tensor", {m, bias}, json::object(), true);
+    } else if (base == "gather") {
+      // gather(self, dim, index): out[i] = self[i with i_dim := index[i]] (index of
+      // self's rank, 0 <= index < size as torch requires), as one index.Tensor on
+      // the flattened self: offset = index*stride[dim] + sum_{d != dim} i_d*stride[d].
+      // torch.export's core-aten form of nll_loss (cross entropy).
+      TensorType t = type_of_arg(n, 0), ti = type_of_arg(n, 2);
+      size_t r = t.shape.size();
+      if (!is_int(ti.dtype)) throw detail::NodeError{"gather: index must be i32 or i64, got " + type_str(ti)};
+      if (r == 0 || ti.shape.size() != r)
+        throw detail::NodeError{"gather: index " + type_str(ti) + " must have the rank of " + type_str(t) + " (rank >= 1)"};
+      int64_t dim = dims_of(n, 1, r)[0];
+      std::vector<int64_t> stride(r, 1);
+      for (size_t d = r - 1; d > 0; --d) stride[d - 1] = stride[d] * t.shape[d];
+      int64_t numel = 1, numel_x = 1;
+      for (size_t d = 0; d < r; ++d) {
+        if (int64_t(d) != dim && ti.shape[d] > t.shape[d])
+          throw detail::NodeError{"gather: index " + type_str(ti) + " is larger than " + type_str(t) + " in dim " + std::to_string(d)};
+        numel *= ti.shape[d];
+        numel_x *= t.shape[d];
+      }
+      std::string off = sub(n, "off", "mul.Scalar", {a[2], stride[size_t(dim)]});
+      for (size_t d = 0; d < r; ++d) {
+        if (int64_t(d) == dim || ti.shape[d] == 1) continue;
+        std::vector<int64_t> v(r, 1);
+        v[d] = ti.shape[d];
+        std::string ar = sub(n, "ar", "arange.default", {ti.shape[d]});
+        std::string vw = sub(n, "arv", "view.default", {ar, v});
+        std::string sc = sub(n, "ars", "mul.Scalar", {vw, stride[d]});
+        off = sub(n, "off", "add.Tensor", {off, sc});
+      }
+      std::string fo = sub(n, "flatoff", "reshape.default", {off, {numel}});
+      std::string fx = sub(n, "flat", "reshape.default", {x, {numel_x}});
+      std::string g = sub(n, "idx", "index.Tensor", {fx, json::array({fo})});
+      sub(n, "", "view.default", {g, ti.shape}, json::object(), true);
+    } else if (base == "scalar_tensor") {
+      // scalar_tensor(s, *, dtype=f32): a rank-0 constant.
+      if (!a[0].is_number() && !a[0].is_boolean()) throw detail::NodeError{"scalar_tensor: argument 0 must be a number"};
+      sub(n, "", "full.default", {json::array(), a[0]}, {{"dtype", n.kwargs.value("dtype", json("f32"))}}, true);
     } else {
       throw detail::NodeError{"no decomposition for '" + n.op + "'"};
     }
@@ -294,6 +343,9 @@ const std::vector<OpSignature>& op_signatures() {
     add({"gelu.default"}, 1, 1, false);
     add({"gelu_backward.default"}, 2, 2, false);
     add({"matmul.default"}, 2, 2, false);
+    add({"addmm.default"}, 3, 3, false);
+    add({"scalar_tensor.default"}, 1, 1, false);
+    add({"gather.default"}, 3, 3, false);
     return s;
   }();
   return v;

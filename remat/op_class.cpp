@@ -35,7 +35,7 @@ const std::map<std::string, OpClass, std::less<>>& table() {
          "log2.default", "log10.default", "expm1.default", "sin.default", "cos.default", "floor.default",
          "clone.default", "alias.default", "contiguous.default", "_to_copy.default", "to.dtype", "full.default",
          "zeros.default", "ones.default", "arange.default", "arange.start", "arange.start_step", "gelu.default",
-         "index.Tensor",
+         "index.Tensor", "gather.default", "scalar_tensor.default",
          // backward-only elementwise operators of joint graphs (seed Listing 5.2)
          "gelu_backward.default", "tanh_backward.default", "sigmoid_backward.default",
          "threshold_backward.default"});

@@ -1,4 +1,5 @@
-"""Command line: python -m stax_torch torch-sum-golden --out DIR"""
+"""Command line: python -m stax_torch torch-sum-golden --out DIR
+              python -m stax_torch export SCRIPT.py [--out DIR] [--no-npy]"""
 
 import argparse
 import json
@@ -99,12 +100,21 @@ def main(argv=None):
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("torch-sum-golden", help="write torch.sum goldens (.npy) to DIR")
     g.add_argument("--out", required=True, metavar="DIR")
+    e = sub.add_parser("export", help="torch.export SCRIPT.py's `model` to DIR/graph.json (+ .npy)")
+    e.add_argument("script", metavar="SCRIPT.py")
+    e.add_argument("--out", default=None, metavar="DIR", help="default: SCRIPT's name without .py")
+    e.add_argument("--no-npy", action="store_true", help="write the graph only")
     a = ap.parse_args(argv)
     try:
         import torch  # noqa: F401
     except ImportError as e:
         print("stax_torch: torch is not importable (%s); run scripts/setup_torch.sh" % e, file=sys.stderr)
         return 2
+    if a.cmd == "export":
+        from .export import main as export_main
+
+        out = a.out or os.path.splitext(os.path.basename(a.script))[0]
+        return export_main(a.script, out, not a.no_npy)
     meta = torch_sum_golden(a.out)
     print("stax_torch: wrote %d files to %s (torch %s)" % (len(meta["files"]) + 2, a.out, meta["torch"]))
     return 0
