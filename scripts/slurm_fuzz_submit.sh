@@ -38,8 +38,9 @@ submit_merge() {  # submit_merge DEPS...: the merge job after DEPS (those still 
   for j in "$@"; do in_queue "$j" && deps+=("$j"); done
   local dep=()
   if [[ ${#deps[@]} -gt 0 ]]; then dep=(--dependency="afterany:$(IFS=:; echo "${deps[*]}")"); fi
+  # --array=0: one task, overriding the job script's `#SBATCH --array` (else N merges would race).
   # shellcheck disable=SC2086
-  sbatch --parsable ${SBATCH_OPTS:-} "${dep[@]}" --job-name=stax-fuzz-merge \
+  sbatch --parsable ${SBATCH_OPTS:-} "${dep[@]}" --job-name=stax-fuzz-merge --array=0 \
     -o "$dir/logs/merge-%j.out" "$job_script" merge "$dir" "$N" "$STAX"
 }
 

@@ -89,6 +89,8 @@ rc=0
 [[ $rc -eq 0 ]] || { cat "$work/wait.txt"; fail "the merge job did not find every shard finished (wait exit $rc)"; }
 head -n 1 "$work/wait.txt"
 echo "merged after $((SECONDS - t0)) s"
+nmerge=$(find "$camp/logs" -name 'merge-*.out' | wc -l)
+[[ $nmerge -eq 1 ]] || fail "$nmerge merge jobs ran, not 1"
 
 # Same programs, same findings.
 [[ $(programs_of "$camp/campaign.db") -eq 1200 ]] || fail "campaign.db holds $(programs_of "$camp/campaign.db") programs, not 1200"
