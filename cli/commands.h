@@ -182,6 +182,7 @@ struct FuzzCommandOptions {
   uint64_t seed = 1;
   std::optional<uint64_t> count;
   double time = 0;  ///< seconds; 0: none
+  std::string shard;  ///< "K/N": shard K of N of the seed range (empty: the whole range)
   int jobs = 1;
   std::string db;
   std::string mutant;

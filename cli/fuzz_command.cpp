@@ -94,6 +94,42 @@ oracle::CampaignOptions campaign_options(const FuzzCommandOptions& o) {
   return c;
 }
 
+/// Parses --shard K/N (0 <= K < N); nullopt (after a message) when malformed.
+std::optional<std::pair<uint64_t, uint64_t>> parse_shard(const std::string& spec) {
+  auto num = [](const std::string& t, uint64_t& v) {
+    if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = std::stoull(t);
+    return true;
+  };
+  size_t slash = spec.find('/');
+  uint64_t k = 0, n = 0;
+  if (slash == std::string::npos || !num(spec.substr(0, slash), k) || !num(spec.substr(slash + 1), n) || n == 0 ||
+      k >= n) {
+    std::cerr << "error: --shard '" << spec << "': expected K/N with 0 <= K < N (shard K of N, counted from 0)\n";
+    return std::nullopt;
+  }
+  return std::make_pair(k, n);
+}
+
+/// Applies --shard to the campaign: a counted range's shard is a contiguous
+/// block of it, an open (--time) range's shard every N-th seed from S + K.
+bool apply_shard(const FuzzCommandOptions& o, oracle::CampaignOptions& c) {
+  if (o.shard.empty()) return true;
+  auto kn = parse_shard(o.shard);
+  if (!kn) return false;
+  auto [k, n] = *kn;
+  c.shard = std::to_string(k) + "/" + std::to_string(n);
+  if (c.count) {
+    auto [first, cnt] = oracle::shard_block(c.seed, *c.count, k, n);
+    c.seed = first;
+    c.count = cnt;
+  } else {
+    c.seed += k;
+    c.stride = n;
+  }
+  return true;
+}
+
 int list_mutants(bool as_json) {
   json j = json::array();
   for (const MutantInfo& m : mutant_catalog()) {
@@ -116,11 +152,13 @@ int fuzz_command(const FuzzCommandOptions& o) {
     return 2;
   }
   bool resuming = !o.db.empty() && std::filesystem::exists(o.db);
+  if (!o.shard.empty() && !parse_shard(o.shard)) return 2;
   if (!o.count && o.time <= 0 && !resuming) {
     std::cerr << "error: stax fuzz needs --count N or --time SEC (or --db FILE of a campaign to resume)\n";
     return 2;
   }
   oracle::CampaignOptions c = campaign_options(o);
+  if (!apply_shard(o, c)) return 2;
   oracle::CampaignSummary s;
   if (auto e = oracle::run_campaign(c, *runners, s)) {
     std::cerr << "error: " << *e << "\n";
@@ -163,7 +201,8 @@ int fuzz_report_command(const FuzzReportOptions& o) {
 }
 
 int fuzz_merge_command(const FuzzMergeOptions& o) {
-  if (auto e = oracle::merge_campaigns(o.out, o.inputs)) {
+  oracle::MergeStats st;
+  if (auto e = oracle::merge_campaigns(o.out, o.inputs, &st)) {
     std::cerr << "error: " << *e << "\n";
     return 2;
   }
@@ -174,7 +213,11 @@ int fuzz_merge_command(const FuzzMergeOptions& o) {
   }
   const json& rep = std::get<json>(r);
   std::cout << "merged " << o.inputs.size() << " database(s) into " << o.out << ": " << rep["programs"].get<int64_t>()
-            << " programs, " << rep["findings"].size() << " findings\n";
+            << " programs, " << rep["findings"].size() << " findings (added " << st.runs_added << " programs, "
+            << st.findings_added << " findings; duplicate seeds, kept once: " << st.duplicate_runs << " programs, "
+            << st.duplicate_findings << " findings)\n";
+  for (const std::string& f : st.other_mutant)
+    std::cerr << "warning: " << f << " is a campaign with another mutant than the first database\n";
   return 0;
 }
 
@@ -339,6 +382,9 @@ Subcommand register_fuzz(CLI::App& app) {
   fzc->add_option("--seed", fz->seed, "first seed of the campaign's seed range (shards: disjoint ranges)");
   auto* count_opt = fzc->add_option("--count", *count, "programs (seeds) in the range");
   fzc->add_option("--time", fz->time, "stop after SEC seconds");
+  fzc->add_option("--shard", fz->shard,
+                  "K/N: shard K (from 0) of N; with --count, the K-th of N contiguous blocks of the range "
+                  "(the first count%N blocks one seed longer); with --time, seeds S+K, S+K+N, ...");
   fzc->add_option("--jobs", fz->jobs, "worker processes (a worker that crashes or hangs is a finding and restarts)");
   fzc->add_option("--iteration-timeout", fz->iteration_timeout, "seconds before a running iteration counts as a hang");
   fzc->add_option("--db", fz->db, "SQLite database: parameters, counts, findings; an existing one is resumed");

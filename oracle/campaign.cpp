@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -204,6 +205,12 @@ std::optional<std::string> load_or_store_params(Db& db, CampaignOptions& opt, Ca
     opt.seed = std::stoull(params["seed"]);
     if (!params["count"].empty()) opt.count = std::stoull(params["count"]);
     else opt.count.reset();
+    if (!opt.shard.empty() && params["shard"] != opt.shard) {
+      std::string held = params["shard"].empty() ? std::string("a campaign that is no shard") : "shard " + params["shard"];
+      return "the database holds " + held + ", not shard " + opt.shard;
+    }
+    opt.stride = params["stride"].empty() ? 1 : std::stoull(params["stride"]);
+    opt.shard = params["shard"];
     if (params["mutant"] != opt.mutant)
       return "the database holds a campaign with mutant '" + params["mutant"] + "', not '" + opt.mutant + "'";
     opt.fuzz.trials = std::stoi(params["trials"]);
@@ -223,6 +230,8 @@ std::optional<std::string> load_or_store_params(Db& db, CampaignOptions& opt, Ca
       {"seed", std::to_string(opt.seed)},
       {"count", opt.count ? std::to_string(*opt.count) : ""},
       {"time", std::to_string(opt.time_limit)},
+      {"stride", std::to_string(opt.stride)},
+      {"shard", opt.shard},
       {"mutant", opt.mutant},
       {"backends", opt.backends},
       {"trials", std::to_string(opt.fuzz.trials)},
@@ -440,7 +449,7 @@ struct Worker {
       seed = pending[at.index];
       at.index += size_t(jobs);
     } else {
-      seed = next_open_seed(done, uint64_t(jobs), at.cursor);
+      seed = next_open_seed(done, uint64_t(jobs) * opt.stride, at.cursor);
     }
     json start = {{"start", seed}, {"index", at.index}, {"cursor", at.cursor}};
     if (!write_all(fd, start.dump() + "\n")) break;
@@ -521,7 +530,7 @@ std::optional<std::string> run_workers(int jobs, const CampaignOptions& opt, con
                                        Collector& c) {
   std::vector<Worker> ws(static_cast<size_t>(jobs));
   for (int k = 0; k < jobs; ++k) {
-    ws[size_t(k)].resume = {size_t(k), opt.seed + uint64_t(k)};
+    ws[size_t(k)].resume = {size_t(k), opt.seed + uint64_t(k) * opt.stride};
     if (auto e = start_worker(ws[size_t(k)], jobs, opt, runners, done, pending)) return e;
   }
   for (;;) {
@@ -586,6 +595,11 @@ std::optional<std::string> run_campaign(const CampaignOptions& in, const std::ve
     if (s.step() && !s.null(0)) out.first_finding = s.dbl(0);
   }
   return std::nullopt;
+}
+
+std::pair<uint64_t, uint64_t> shard_block(uint64_t seed, uint64_t count, uint64_t k, uint64_t n) {
+  uint64_t q = count / n, r = count % n;
+  return {seed + k * q + std::min(k, r), q + (k < r ? 1 : 0)};
 }
 
 }  // namespace stax::oracle

@@ -20,6 +20,10 @@ namespace stax::oracle {
 
 struct CampaignOptions {
   uint64_t seed = 1;                ///< first seed
+  /// Seeds seed, seed + stride, seed + 2 stride, ...: an open range's shard K
+  /// of N has seed S + K and stride N (a counted range's shard is a block).
+  uint64_t stride = 1;
+  std::string shard;                ///< "K/N" when a shard, recorded and checked on resume
   std::optional<uint64_t> count;    ///< seeds in the range; none: open range, needs time_limit
   double time_limit = 0;            ///< seconds (0: none)
   int jobs = 1;                     ///< forked worker processes (at least one)
@@ -55,8 +59,24 @@ std::variant<nlohmann::json, std::string> campaign_report(const std::string& db)
 /// The report as prose.
 std::string format_campaign_report(const nlohmann::json& r);
 
+/// What a merge added and what it found twice.
+struct MergeStats {
+  uint64_t runs_added = 0, findings_added = 0;
+  /// Seeds (runs, findings) already in `out` or an earlier input: kept once
+  /// (a seed's result depends on the seed alone).
+  uint64_t duplicate_runs = 0, duplicate_findings = 0;
+  /// Inputs whose mutant differs from the first input's (merged all the same).
+  std::vector<std::string> other_mutant;
+};
+
 /// Unions campaign databases (shards) into `out` (created if missing).
-std::optional<std::string> merge_campaigns(const std::string& out, const std::vector<std::string>& inputs);
+std::optional<std::string> merge_campaigns(const std::string& out, const std::vector<std::string>& inputs,
+                                           MergeStats* stats = nullptr);
+
+/// Shard `k` of `n` of a counted range [seed, seed + count): the contiguous
+/// block [seed + k*q + min(k, r), ...) of q or q + 1 seeds (q = count / n,
+/// r = count % n; the first r shards get one more). Returns {first, count}.
+std::pair<uint64_t, uint64_t> shard_block(uint64_t seed, uint64_t count, uint64_t k, uint64_t n);
 
 /// Writes every finding's reproducer as DIR/finding-SEED/{repro.stx, *.npy, replay.sh}.
 std::optional<std::string> extract_findings(const std::string& db, const std::string& dir);

@@ -144,10 +144,27 @@ std::string format_campaign_report(const json& r) {
   return s;
 }
 
-std::optional<std::string> merge_campaigns(const std::string& out, const std::vector<std::string>& inputs) {
+namespace {
+
+uint64_t count_of(Db& db, const char* sql) {
+  Stmt s(db.get(), sql);
+  return s.step() ? uint64_t(s.i64(0)) : 0;
+}
+
+}  // namespace
+
+std::optional<std::string> merge_campaigns(const std::string& out, const std::vector<std::string>& inputs,
+                                           MergeStats* stats) {
+  MergeStats local;
+  MergeStats& st = stats ? *stats : local;
   Db db;
   if (auto e = open_db(db, out)) return e;
   double elapsed = read_meta(db, "elapsed");
+  std::optional<std::string> first_mutant;
+  {
+    Stmt s(db.get(), "SELECT value FROM params WHERE key = 'mutant'");
+    if (s.step()) first_mutant = s.text(0);
+  }
   for (const std::string& in : inputs) {
     if (!std::filesystem::exists(in)) return "no database " + in;
     {
@@ -157,14 +174,31 @@ std::optional<std::string> merge_campaigns(const std::string& out, const std::ve
     std::string q = "'" + in + "'";
     for (size_t k = 0; (k = q.find('\'', k + 1)) != std::string::npos && k + 1 < q.size(); k += 2) q.insert(k, "'");
     if (auto e = db.exec("ATTACH DATABASE " + q + " AS shard")) return e;
+    {
+      Stmt s(db.get(), "SELECT value FROM shard.params WHERE key = 'mutant'");
+      std::string m = s.step() ? s.text(0) : std::string();
+      if (!first_mutant) first_mutant = m;
+      else if (m != *first_mutant) st.other_mutant.push_back(in);
+    }
+    // Every seed already present is counted, never silently dropped: a seed's
+    // record depends on the seed alone, so the copies are the same result.
+    uint64_t dup_runs = count_of(db, "SELECT count(*) FROM shard.runs WHERE seed IN (SELECT seed FROM main.runs)");
+    uint64_t dup_findings =
+        count_of(db, "SELECT count(*) FROM shard.findings WHERE seed IN (SELECT seed FROM main.findings)");
+    uint64_t runs = count_of(db, "SELECT count(*) FROM shard.runs");
+    uint64_t findings = count_of(db, "SELECT count(*) FROM shard.findings");
     auto e = db.exec(
         "BEGIN;"
-        "INSERT OR IGNORE INTO params SELECT * FROM shard.params WHERE key <> 'seed' AND key <> 'count';"
+        "INSERT OR IGNORE INTO params SELECT * FROM shard.params WHERE key NOT IN ('seed', 'count', 'stride', 'shard');"
         "INSERT OR IGNORE INTO runs SELECT * FROM shard.runs;"
         "INSERT OR IGNORE INTO findings SELECT * FROM shard.findings;"
         "INSERT OR IGNORE INTO finding_files SELECT * FROM shard.finding_files;"
         "COMMIT;");
     if (e) return e;
+    st.duplicate_runs += dup_runs;
+    st.duplicate_findings += dup_findings;
+    st.runs_added += runs - dup_runs;
+    st.findings_added += findings - dup_findings;
     {
       Stmt s(db.get(), "SELECT value FROM shard.meta WHERE key = 'elapsed'");
       if (s.step()) elapsed += s.dbl(0);
