@@ -131,18 +131,23 @@ std::vector<double> products_pool(DType t, uint64_t seed) {
   return {p, q, prod(p, q), -prod(p, q), -prod(p, p), r, -r};
 }
 
+/// Element i of a float tensor set to v rounded to its dtype.
+void set_float(Tensor& t, int64_t i, double v) {
+  switch (t.dtype) {
+    case DType::F32: t.as<float>()[i] = float(v); break;
+    case DType::F64: t.as<double>()[i] = v; break;
+    case DType::F16: t.as<uint16_t>()[i] = f64_to_f16_bits(v); break;
+    case DType::BF16: t.as<uint16_t>()[i] = f64_to_bf16_bits(v); break;
+    default: break;
+  }
+}
+
 Tensor products_tensor(const TensorType& ty, Rng& rng, uint64_t pool_seed) {
   std::vector<double> pool = products_pool(ty.dtype, pool_seed);
   Tensor t(ty.dtype, ty.shape);
   for (int64_t i = 0; i < t.size(); ++i) {
     double v = rng.uniform() < 0.9 ? pool[size_t(rng.next() % pool.size())] : rng.normal();
-    switch (ty.dtype) {
-      case DType::F32: t.as<float>()[i] = float(v); break;
-      case DType::F64: t.as<double>()[i] = v; break;
-      case DType::F16: t.as<uint16_t>()[i] = f64_to_f16_bits(v); break;
-      case DType::BF16: t.as<uint16_t>()[i] = f64_to_bf16_bits(v); break;
-      default: break;
-    }
+    set_float(t, i, v);
   }
   return t;
 }
@@ -174,13 +179,7 @@ Tensor draw_tensor(const TensorType& ty, InputKind kind, Rng& rng, int64_t index
   Tensor t(ty.dtype, ty.shape);
   for (int64_t i = 0; i < t.size(); ++i) {
     double v = draw(kind, rng);
-    switch (ty.dtype) {
-      case DType::F32: t.as<float>()[i] = float(v); break;
-      case DType::F64: t.as<double>()[i] = v; break;
-      case DType::F16: t.as<uint16_t>()[i] = f64_to_f16_bits(v); break;
-      case DType::BF16: t.as<uint16_t>()[i] = f64_to_bf16_bits(v); break;
-      default: break;
-    }
+    set_float(t, i, v);
   }
   return t;
 }

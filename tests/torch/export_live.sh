@@ -3,11 +3,5 @@
 # ${STAX_TORCH_VENV:-/opt/stax-torch-venv} (tests/torch/export_test.py).
 # Exits 77 (ctest: skipped) when torch is not importable there.
 set -euo pipefail
-src="$(cd "$(dirname "$0")/../.." && pwd)"
-venv="${STAX_TORCH_VENV:-/opt/stax-torch-venv}"
-py="$venv/bin/python"
-if [ ! -x "$py" ] || ! "$py" -c "import torch" >/dev/null 2>&1; then
-  echo "SKIPPED: torch is not importable from $py (run scripts/setup_torch.sh, or set STAX_TORCH_VENV)"
-  exit 77
-fi
+source "$(dirname "$0")/torch_python.sh"
 PYTHONPATH="$src/python" exec "$py" "$src/tests/torch/export_test.py" "$1"

@@ -5,13 +5,7 @@
 # Exits 77 (ctest: skipped) with a message when torch is not importable there:
 # torch is optional (scripts/setup_torch.sh installs it), CI never needs it.
 set -euo pipefail
-src="$(cd "$(dirname "$0")/../.." && pwd)"
-venv="${STAX_TORCH_VENV:-/opt/stax-torch-venv}"
-py="$venv/bin/python"
-if [ ! -x "$py" ] || ! "$py" -c "import torch" >/dev/null 2>&1; then
-  echo "SKIPPED: torch is not importable from $py (run scripts/setup_torch.sh, or set STAX_TORCH_VENV)"
-  exit 77
-fi
+source "$(dirname "$0")/../torch/torch_python.sh"
 out="$(mktemp -d "${TMPDIR:-/tmp}/stax_torch_sum_live.XXXXXX")"
 trap 'rm -rf "$out"' EXIT
 PYTHONPATH="$src/python" "$py" -m stax_torch torch-sum-golden --out "$out"
