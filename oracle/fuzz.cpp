@@ -28,6 +28,10 @@ std::vector<std::string> param_choices(const std::string& name) {
   if (name == "numpy-pairwise") return {"bufsize=8", "bufsize=16", "bufsize=0"};
   // Generated reductions are short: small lanes and steps reach the cascade.
   if (name == "torch-sum") return {"", "lanes=2:minlevel=1", "lanes=1:minlevel=1"};
+  // Small blocks: a generated reduction is short, and gpu-reduce also
+  // rewrites the reductions of an earlier reassociation's trees, so its
+  // default 256-thread block applied twice nests past the parser's depth.
+  if (name == "gpu-reduce") return {"threads=4:warp=2", "threads=8:warp=4", "threads=8:warp=2", "threads=2:warp=2"};
   if (name == "merge-loops") return {"", "dim=0", "dim=1"};
   return {""};
 }
