@@ -25,7 +25,8 @@ namespace {
 
 /// Compares the compiled T(P) with the interpreter on T(P), bit for bit, on
 /// `trials` input sets; prints the first difference. Exit code as check.
-int backend_check(const std::string& backend, const Program& p, int trials, uint64_t seed, int threads, bool js) {
+int backend_check(const std::string& backend, const std::string& arch, const Program& p, int trials, uint64_t seed,
+                  int threads, bool js) {
   json report = {{"backend", backend}, {"trials", trials}};
   int failed = exit_on_backend_error([&]() -> int {
     // One compiled T(P), run per trial: the CPU JIT or the GPU kernels.
@@ -38,6 +39,7 @@ int backend_check(const std::string& backend, const Program& p, int trials, uint
     } else {
       backends::gpu::GpuOptions go;
       go.target = backend == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
+      go.arch = arch;
       try {
         gpu = std::make_shared<backends::gpu::GpuProgram>(p, go);
       } catch (const backends::gpu::DriverError& e) {
@@ -83,6 +85,8 @@ int backend_check(const std::string& backend, const Program& p, int trials, uint
 }  // namespace
 
 int check_command(const CheckCommandOptions& o) {
+  std::optional<std::string> arch = gpu_arch_or_error(o.arch);
+  if (!arch) return 2;
   if (o.backend != "interp" && o.backend != "cpu" && o.backend != "gpu" && o.backend != "gpu-emu") {
     std::cerr << "error: --backend expects interp, cpu, gpu or gpu-emu, got '" << o.backend << "'\n";
     return 2;
@@ -99,7 +103,7 @@ int check_command(const CheckCommandOptions& o) {
     xform::Result r = xform::run_pipeline(*prog, *steps, ctx);
     int code = emit_verdict(v, *prog, r.program, o.file + " --transform " + o.transform, o.json);
     if (o.backend == "interp") return code;
-    int bcode = backend_check(o.backend, r.program, o.trials, o.seed, o.threads, o.json);
+    int bcode = backend_check(o.backend, *arch, r.program, o.trials, o.seed, o.threads, o.json);
     // The worse of the two: error (2), then mismatch (1), then not checkable (3).
     auto rank = [](int c) { return c == 2 ? 3 : c == 1 ? 2 : c == 3 ? 1 : 0; };
     return rank(bcode) > rank(code) ? bcode : code;
@@ -119,6 +123,7 @@ Subcommand register_check(CLI::App& app) {
   c->add_option("--transform", o->transform, "NAME[:key=val...][,NAME...]")->required();
   c->add_option("--backend", o->backend, "also compile T(P) (cpu, gpu, gpu-emu) and compare it bit for bit with the interpreter");
   c->add_option("--threads", o->threads, "CPU backend threads (0: all)");
+  c->add_option("--arch", o->arch, "GPU backend: target architecture for NVRTC (sm_NN or compute_NN; default sm_90)");
   c->add_option("--trials", o->trials, "input sets");
   c->add_option("--seed", o->seed, "input seed");
   c->add_option("--max-rewrites", o->max_rewrites, "apply only the first N rewrites");

@@ -25,6 +25,7 @@ struct RunOptions {
   long precision = 256;
   int show = 8;     ///< elements printed per output
   int threads = 0;  ///< CPU backend threads (0: all)
+  std::string arch = "sm_90";  ///< GPU backend: the target architecture
 };
 int run_command(const RunOptions& o);
 
@@ -57,6 +58,7 @@ struct CheckCommandOptions {
   std::string file, transform;
   ProveFlags prove;
   std::string backend = "interp";  ///< also compile T(P) and compare it with the interpreter on T(P)
+  std::string arch = "sm_90";      ///< GPU backend: the target architecture
   int threads = 0;
   int trials = 16;
   uint64_t seed = 1;

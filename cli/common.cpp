@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/jit.h"
+#include "backends/gpu/gpu_backend.h"
 #include "semantics/npy.h"
 #include "semantics/parser.h"
 
@@ -105,6 +106,12 @@ oracle::CheckOptions check_options(int trials, uint64_t seed, const ProveFlags& 
   co.prove_max_elements = f.max_elements;
   co.prove_max_terms = f.max_terms;
   return co;
+}
+
+std::optional<std::string> gpu_arch_or_error(const std::string& arch) {
+  std::optional<std::string> a = backends::gpu::nvrtc_arch(arch);
+  if (!a) std::cerr << "error: --arch expects sm_NN or compute_NN (NN >= 50), got '" << arch << "'\n";
+  return a;
 }
 
 }  // namespace stax::cli

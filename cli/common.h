@@ -47,4 +47,8 @@ int exit_on_backend_error(const std::function<int()>& body);
 /// The checker's options from the command line: trials, seed and the prover.
 oracle::CheckOptions check_options(int trials, uint64_t seed, const ProveFlags& f);
 
+/// `--arch` (sm_NN or compute_NN) as NVRTC's architecture; prints the
+/// error and returns nullopt when it is neither.
+std::optional<std::string> gpu_arch_or_error(const std::string& arch);
+
 }  // namespace stax::cli

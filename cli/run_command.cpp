@@ -75,9 +75,10 @@ struct GpuUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-IeeeOutcome run_on_gpu(const std::string& backend, const Program& p, const Inputs& in) {
+IeeeOutcome run_on_gpu(const std::string& backend, const std::string& arch, const Program& p, const Inputs& in) {
   backends::gpu::GpuOptions opt;
   opt.target = backend == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
+  opt.arch = arch;
   try {
     return backends::gpu::run(p, in, opt);
   } catch (const backends::gpu::DriverError& e) {
@@ -102,6 +103,8 @@ int run_command(const RunOptions& o) {
     std::cerr << "error: --backend expects interp, cpu, gpu or gpu-emu, got '" << o.backend << "'\n";
     return 2;
   }
+  std::optional<std::string> arch = gpu_arch_or_error(o.arch);
+  if (!arch) return 2;
   if (o.backend != "interp" && o.semantics != "ieee") {
     std::cerr << "error: --backend " << o.backend << " computes the IEEE semantics; use --semantics ieee\n";
     return 2;
@@ -116,7 +119,7 @@ int run_command(const RunOptions& o) {
   std::optional<Failure> failure;
   try {
     if (o.semantics == "ieee") {
-      IeeeOutcome r = gpu ? run_on_gpu(o.backend, *prog, in) : run_on_backend(o.backend, *prog, in, o.threads);
+      IeeeOutcome r = gpu ? run_on_gpu(o.backend, *arch, *prog, in) : run_on_backend(o.backend, *prog, in, o.threads);
       failure = r.failure;
       outs = std::move(r.outputs);
     } else {
@@ -159,6 +162,7 @@ Subcommand register_run(CLI::App& app) {
   auto* r = app.add_subcommand("run", "Run a .stx program under the IEEE or the real (MPFR) semantics");
   r->add_option("file", o->file, "program (.stx)")->required();
   r->add_option("--semantics", o->semantics, "ieee (bit-exact floats) or real (MPFR)");
+  r->add_option("--arch", o->arch, "GPU backend: target architecture for NVRTC (sm_NN or compute_NN; default sm_90)");
   r->add_option("--backend", o->backend, "interp (the reference interpreter), cpu (LLVM JIT), gpu (CUDA, NVRTC + driver) or gpu-emu (the same CUDA C on the host)");
   r->add_option("--threads", o->threads, "CPU backend threads (0: all)");
   r->add_option("--input", o->inputs, "NAME=FILE.npy (bf16 as *.bf16.npy)");

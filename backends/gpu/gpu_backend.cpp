@@ -189,4 +189,16 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
 
 IeeeOutcome run(const Program& p, const Inputs& in, const GpuOptions& opt) { return GpuProgram(p, opt).run(in); }
 
+std::optional<std::string> nvrtc_arch(const std::string& user) {
+  for (const char* prefix : {"sm_", "compute_"}) {
+    std::string pre = prefix;
+    if (user.rfind(pre, 0) != 0) continue;
+    std::string num = user.substr(pre.size());
+    if (num.empty() || num.size() > 4 || num.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    if (std::stoi(num) < 50) return std::nullopt;
+    return "compute_" + num;
+  }
+  return std::nullopt;
+}
+
 }  // namespace stax::backends::gpu

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "backends/gpu/cuda_codegen.h"
@@ -54,5 +55,9 @@ class GpuProgram {
 sem::Program gpu_normal_form(const sem::Program& p);
 
 sem::IeeeOutcome run(const sem::Program& p, const sem::Inputs& in, const GpuOptions& opt = {});
+
+/// A user's `--arch` (sm_NN or compute_NN, NN >= 50) as NVRTC's virtual
+/// architecture compute_NN; nullopt when it is neither.
+std::optional<std::string> nvrtc_arch(const std::string& user);
 
 }  // namespace stax::backends::gpu

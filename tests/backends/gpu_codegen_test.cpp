@@ -92,6 +92,27 @@ TEST_CASE("NVRTC compiles every supported example and generated programs; ptxas 
   CHECK(bad.log.find("undeclared") != std::string::npos);
 }
 
+TEST_CASE("--arch: sm_NN or compute_NN as NVRTC's virtual architecture; anything else refused") {
+  CHECK(gpu::nvrtc_arch("sm_90") == "compute_90");
+  CHECK(gpu::nvrtc_arch("compute_80") == "compute_80");
+  for (const char* bad : {"sm_4", "sm_", "sm_9x", "compute", "banana", "sm_123456", ""}) {
+    INFO(bad);
+    CHECK_FALSE(gpu::nvrtc_arch(bad).has_value());
+  }
+  auto dir = test::scratch("gpu_arch_cli");
+  std::string ex = std::string(STAX_SOURCE_DIR) + "/examples/example_6_1.stx";
+  test::Run bad = test::run_stax(dir, "run " + ex + " --random-inputs 3 --backend gpu-emu --arch banana");
+  CHECK(bad.code == 2);
+  CHECK(test::contains(bad.err, "--arch expects sm_NN or compute_NN"));
+  CHECK(test::run_stax(dir, "run " + ex + " --random-inputs 3 --backend gpu-emu --arch sm_80").code == 0);
+  if (gpu::have_nvrtc()) {  // another architecture compiles too
+    gpu::PtxResult r = gpu::compile_ptx(source_of(parse("input x : f32[4]\nlet y : f32[4] = map(exp, x)\noutput y\n")),
+                                        "compute_80");
+    CHECK(r.ok);
+    CHECK(test::contains(r.ptx, ".target sm_80"));
+  }
+}
+
 TEST_CASE("ptxas rejects invalid PTX (when one is found)") {
   std::string v = ptxas(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { bogus; }\n");
   if (v == "no ptxas") WARN("no ptxas found: PTX is not assembled");
