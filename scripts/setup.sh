@@ -8,18 +8,8 @@ pkgs=(
   libmpfr-dev libmpfi-dev libgmp-dev catch2 libsqlite3-dev nlohmann-json3-dev libcli11-dev
   python3-numpy python3-scipy python3-venv gnuplot-nox graphviz
 )
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+source "$(dirname "$0")/apt_install_missing.sh"
+apt_install_missing setup "${pkgs[@]}"
 
 # NVRTC and ptxas for the GPU backend (issue 18), from NVIDIA's wheels on PyPI
 # where the machine has no CUDA toolkit (this kind of machine has one in

@@ -7,15 +7,6 @@
 # install after an apt-get update. The packages' own daemons are not started
 # (there is no systemd in a container; the test starts its own).
 set -euo pipefail
-pkgs=(slurm-wlm munge)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && { echo "setup_slurm: slurm-wlm and munge are installed"; exit 0; }
-echo "setup_slurm: installing ${missing[*]}"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+source "$(dirname "$0")/apt_install_missing.sh"
+apt_install_missing setup_slurm slurm-wlm munge
+echo "setup_slurm: slurm-wlm and munge are installed"

@@ -24,12 +24,11 @@ using namespace sem;
 Result gpu_reduce(const Program& p, const GpuReduceOptions& opt, Context& ctx) {
   const int64_t m = opt.threads, w = opt.warp;
   return reassoc::for_each_red(p, opt.binding, ctx, "gpu-reduce", [&](const reassoc::Site& s) {
-    int64_t t = (s.n + m - 1) / m;
-    bool padded = m * t != s.n;
-    int nd = int(s.outer.size());
     // Thread l of the block, step k, reads j = m·k + l.
-    IExpr j = iadd(imul(m, ivar(nd + 1)), ivar(nd));
-    Expr lanes = reassoc::mk_red(s.red->op, s.id, {t}, reassoc::segmented(s, s.red->src, {m, t}, j, padded));
+    bool padded = false;
+    Expr lanes = reassoc::interleaved_lanes(s, m, &padded);
+    int64_t t = (s.n + m - 1) / m;
+    int nd = int(s.outer.size());
     // Lanes as D ++ [m/w, w]: warp g, lane l is thread g·w + l.
     Shape warps = s.outer;
     warps.push_back(m / w);

@@ -21,11 +21,9 @@ Result interleave_lanes(const Program& p, const InterleaveLanesOptions& opt, Con
   const int64_t w = opt.w;
   const bool seq = opt.combine == InterleaveLanesOptions::Combine::Seq;
   return reassoc::for_each_red(p, opt.binding, ctx, "interleave-lanes", [&](const reassoc::Site& s) {
+    bool padded = false;
+    Expr lanes = reassoc::interleaved_lanes(s, w, &padded);
     int64_t t = (s.n + w - 1) / w;
-    bool padded = w * t != s.n;
-    int nd = int(s.outer.size());
-    IExpr j = iadd(imul(w, ivar(nd + 1)), ivar(nd));
-    Expr lanes = reassoc::mk_red(s.red->op, s.id, {t}, reassoc::segmented(s, s.red->src, {w, t}, j, padded));
     Expr r = seq ? reassoc::mk_red(s.red->op, s.init, {w}, lanes) : reassoc::tree(s, lanes, /*adjacent=*/false, s.init);
     std::string what = std::to_string(w) + " lanes of " + std::to_string(t) + ", " + (seq ? "seq" : "tree") + " combine";
     if (padded) what += " (" + std::to_string(w * t - s.n) + " identity-padded)";

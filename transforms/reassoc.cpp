@@ -201,6 +201,14 @@ Expr batch_view(const Site& s, const Expr& x, int64_t off, const std::vector<Bat
   return mk_view(x, shape, std::move(exprs));
 }
 
+Expr interleaved_lanes(const Site& s, int64_t w, bool* padded) {
+  int64_t t = (s.n + w - 1) / w;
+  *padded = w * t != s.n;
+  int nd = int(s.outer.size());
+  IExpr j = iadd(imul(w, ivar(nd + 1)), ivar(nd));  // lane l, step k reads j = w·k + l
+  return mk_red(s.red->op, s.id, {t}, segmented(s, s.red->src, {w, t}, j, *padded));
+}
+
 Expr tree(const Site& s, Expr t, bool adjacent, const Const& root_init) {
   Shape outer = t->type.shape;
   int64_t p = outer.back();

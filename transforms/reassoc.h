@@ -89,6 +89,12 @@ struct BatchDim {
 sem::Expr batch_view(const Site& s, const sem::Expr& x, int64_t off, const std::vector<BatchDim>& batch,
                      const sem::Shape& news, const sem::IExpr& j);
 
+/// W interleaved accumulators: lane l folds the flat elements l, l+W, l+2W,
+/// ... from the identity, ceil(n/W) each (identity-padded: `*padded` says
+/// whether any is). A tensor over D ++ [W] in the accumulation dtype
+/// (interleave-lanes, gpu-reduce's threads).
+sem::Expr interleaved_lanes(const Site& s, int64_t w, bool* padded);
+
 /// Tree levels over the last dim of `t` (shape O ++ [P], P a power of two):
 /// each level is red(op, ID, [2], view) pairing (2l, 2l+1) when `adjacent`,
 /// else (l, l + P/2) (a SIMD shuffle: upper half onto lower half). The root
