@@ -51,6 +51,10 @@ double mpfr_f64(Fn f, double x, double y = 0.0);
 // path, so the fast path carries no counter.
 enum class Width : uint8_t { F32, F64 };
 uint64_t fallback_count(Fn f, Width w);
+/// Frees the calling thread's MPFR caches (constants such as pi and log 2
+/// that the slow path computed): a worker thread calls it before it ends,
+/// or they leak with the thread.
+void free_thread_caches();
 void reset_fallback_counts();
 void note_fallback(Fn f, Width w);
 

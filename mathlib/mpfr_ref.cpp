@@ -74,6 +74,8 @@ float mpfr_f32(Fn f, float x, float y) { return mpfr_eval<float>(f, x, y, 24, -1
 // binary64: smallest subnormal 2^-1074 → emin = -1073, emax = 1024.
 double mpfr_f64(Fn f, double x, double y) { return mpfr_eval<double>(f, x, y, 53, -1073, 1024); }
 
+void free_thread_caches() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
+
 uint64_t fallback_count(Fn f, Width w) {
   return g_fallbacks[size_t(f)][size_t(w)].load(std::memory_order_relaxed);
 }

@@ -51,6 +51,11 @@ using H32 = Hex<uint32_t>;  ///< f32 bit pattern.
 using H64 = Hex<uint64_t>;  ///< f64 bit pattern.
 
 /// The bits of an f32.
+/// Wall-clock budgets of tests (a campaign's time to find a seeded bug) are
+/// multiplied by this: 4 under `scripts/test.sh --sanitize` (STAX_SANITIZED),
+/// whose instrumented code runs several times slower; 1 otherwise.
+inline int time_scale() { return std::getenv("STAX_SANITIZED") ? 4 : 1; }
+
 inline H32 b32(float x) { return {std::bit_cast<uint32_t>(x)}; }
 /// The bits of an f64.
 inline H64 b64(double x) { return {std::bit_cast<uint64_t>(x)}; }

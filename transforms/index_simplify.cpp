@@ -1,6 +1,7 @@
 #include "transforms/index_simplify.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <map>
 
@@ -17,6 +18,25 @@ using K = IExprNode::Kind;
 
 namespace {
 
+/// A coefficient or constant of a linear form left int64: the expression is
+/// kept as it is (simplify_index), never rewritten with a wrapped value.
+struct Overflow {};
+int64_t add_ck(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw Overflow{};
+  return r;
+}
+int64_t sub_ck(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) throw Overflow{};
+  return r;
+}
+int64_t mul_ck(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw Overflow{};
+  return r;
+}
+
 struct Linear {
   std::vector<std::pair<IExpr, int64_t>> terms;  // atom, coefficient
   int64_t c = 0;
@@ -25,15 +45,15 @@ struct Linear {
     if (k == 0) return;
     for (size_t i = 0; i < terms.size(); ++i)
       if (iexpr_equal(terms[i].first, atom)) {
-        terms[i].second += k;
+        terms[i].second = add_ck(terms[i].second, k);
         if (terms[i].second == 0) terms.erase(terms.begin() + std::ptrdiff_t(i));  // no zero terms
         return;
       }
     terms.push_back({atom, k});
   }
   void add(const Linear& o, int64_t k) {
-    for (const auto& [a, q] : o.terms) add(a, q * k);
-    c += o.c * k;
+    for (const auto& [a, q] : o.terms) add(a, mul_ck(q, k));
+    c = add_ck(c, mul_ck(o.c, k));
   }
 };
 
@@ -62,12 +82,12 @@ IExpr build(Linear l) {
     } else if (k > 0) {
       e = iadd(e, k == 1 ? a : imul(k, a));
     } else {
-      e = isub(e, k == -1 ? a : imul(-k, a));
+      e = isub(e, k == -1 ? a : imul(sub_ck(0, k), a));
     }
   }
   if (!e) return iconst(l.c);
   if (l.c > 0) e = iadd(e, iconst(l.c));
-  if (l.c < 0) e = isub(e, iconst(-l.c));
+  if (l.c < 0) e = isub(e, iconst(sub_ck(0, l.c)));
   return e;
 }
 
@@ -83,12 +103,13 @@ void merge_divmod(Linear& l, const Shape& ext) {
       for (size_t j = 0; j < l.terms.size() && !changed; ++j) {
         const auto& [m, b] = l.terms[j];
         if (m->kind != K::Mod || m->value != d->value || !iexpr_equal(m->args[0], d->args[0])) continue;
-        if (a != d->value * b) continue;
+        int64_t ab;
+        if (__builtin_mul_overflow(d->value, b, &ab) || a != ab) continue;
         Linear inner = lin(d->args[0], ext);
         IExpr di = l.terms[i].first, mj = l.terms[j].first;
         int64_t bb = b;
-        l.add(di, -a);
-        l.add(mj, -bb);
+        l.add(di, sub_ck(0, a));
+        l.add(mj, sub_ck(0, bb));
         l.add(inner, bb);
         changed = true;
       }
@@ -147,10 +168,15 @@ Linear LinearDomain::divmod(const Linear& in, int64_t c, bool is_mod) {
     l.add(is_mod ? imod(a, c) : ifloordiv(a, c), 1);
     return l;
   }
+  // INT64_MIN has no negation: k % -1, |k| and floor_div(k, -1) would overflow.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if (c == kMin || in.c == kMin) throw Overflow{};
+  for (const auto& [a, k] : in.terms)
+    if (k == kMin) throw Overflow{};
   // Find the largest g | c with in = g*q + r and 0 <= r < g over the box:
   // then in // c = q // (c/g) and in % c = g*(q % (c/g)) + r.
   std::vector<int64_t> gs = {c};
-  for (const auto& [a, k] : in.terms) gs.push_back(std::gcd(c, k < 0 ? -k : k));
+  for (const auto& [a, k] : in.terms) gs.push_back(std::gcd(c, k < 0 ? sub_ck(0, k) : k));
   std::sort(gs.rbegin(), gs.rend());
   bool done = false;
   for (int64_t g : gs) {
@@ -161,7 +187,7 @@ Linear LinearDomain::divmod(const Linear& in, int64_t c, bool is_mod) {
       else r.add(a, k);
     }
     q.c = ieee::floor_div(in.c, g);
-    r.c = in.c - q.c * g;
+    r.c = sub_ck(in.c, mul_ck(q.c, g));
     IExpr rexpr = build(r);
     Interval rr = iexpr_range(rexpr, ext);
     // Seeded bug (semantics/mutants.h): the remainder taken as non-negative.
@@ -186,13 +212,13 @@ Linear LinearDomain::divmod(const Linear& in, int64_t c, bool is_mod) {
       else r.add(a, k);
     }
     q.c = ieee::floor_div(in.c, c);
-    r.c = in.c - q.c * c;
+    r.c = sub_ck(in.c, mul_ck(q.c, c));
     IExpr rexpr = build(r);
     if (!is_mod) {
       l.add(q, 1);
       if (!r.terms.empty()) l.add(ifloordiv(rexpr, c), 1);
     } else if (r.terms.empty()) {
-      l.c += r.c;
+      l.c = add_ck(l.c, r.c);
     } else {
       l.add(imod(rexpr, c), 1);
     }
@@ -203,7 +229,13 @@ Linear LinearDomain::divmod(const Linear& in, int64_t c, bool is_mod) {
 
 }  // namespace
 
-IExpr simplify_index(const IExpr& e, const Shape& extents) { return build(lin(e, extents)); }
+IExpr simplify_index(const IExpr& e, const Shape& extents) {
+  try {
+    return build(lin(e, extents));
+  } catch (const Overflow&) {
+    return e;
+  }
+}
 
 IndexMap simplify_map(const IndexMap& m, const Shape& extents) {
   IndexMap r = m;

@@ -73,7 +73,9 @@ TEST_CASE("jit cache: bounded, releases evicted kernels, keeps those still held"
   INFO("mappings after 100 compiles: " << maps0 << ", after 2,100: " << maps1 << "; resident " << rss0 << " -> "
                                        << rss1 << " KiB");
   CHECK(maps1 - maps0 < 60);
-  CHECK(rss1 - rss0 < 32 * 1024);
+  // AddressSanitizer keeps freed memory in its quarantine (256 MB): the
+  // resident size says nothing there, the mappings still do.
+  if (test::time_scale() == 1) CHECK(rss1 - rss0 < 32 * 1024);
 
   // The held kernel was evicted from the cache long ago, and its engine was
   // replaced after 2,000 compilations (jit.cpp, kEngineCompiles); its code

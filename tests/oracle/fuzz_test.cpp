@@ -224,7 +224,7 @@ TEST_CASE("fuzz: every transform mutant is found by a short seeded campaign and 
         for (; seed <= 3000 && !hit; ++seed) {
           oracle::IterationResult r = oracle::fuzz_one(seed, opt, {});
           if (r.finding) hit = r;
-          if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(8)) break;
+          if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(8 * test::time_scale())) break;
         }
         REQUIRE(hit);
         CHECK(c.components.count(hit->finding->component));
@@ -267,7 +267,7 @@ TEST_CASE("campaign: resumes after SIGKILL without losing a finding; results do 
     _exit(0);
   }
   auto t0 = std::chrono::steady_clock::now();
-  while (count_rows(killed.db, "findings") < 1 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+  while (count_rows(killed.db, "findings") < 1 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20 * test::time_scale()))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   kill(pid, SIGKILL);
   int status = 0;

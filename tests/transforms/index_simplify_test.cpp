@@ -3,6 +3,8 @@
 // expressions, plus the specific forms the transforms rely on.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "semantics/ieee_scalar.h"
 #include "semantics/printer.h"
 #include "semantics/random_inputs.h"
@@ -78,4 +80,21 @@ TEST_CASE("simplify_index: the forms the transforms produce") {
   CHECK(s(iadd(imul(16384, ifloordiv(e, 2)), imul(8192, imod(e, 2))), {128}) == "8192*i0");
   // Deliberately wrong expectation must not hold: (i0 + 1) // 2 is not i0 // 2.
   CHECK(s(ifloordiv(iadd(ivar(0), iconst(1)), 2), {8}) != "i0 // 2");
+}
+
+TEST_CASE("simplify_index: coefficients past int64 keep the expression as it is") {
+  // 4295098369 * 2147483647 overflows int64 (found by UBSan on a generated
+  // program): no rewrite, never a wrapped coefficient.
+  IExpr big = imul(2147483647, imul(4295098369, ivar(0)));
+  IExpr s = xform::simplify_index(big, {4});
+  CHECK(iexpr_equal(s, big));
+  IExpr min_const = isub(iconst(std::numeric_limits<int64_t>::min() + 1), iconst(2));
+  CHECK(iexpr_equal(xform::simplify_index(min_const, {}), min_const));
+  IExpr div_min = ifloordiv(imul(std::numeric_limits<int64_t>::min(), ivar(0)), -1);
+  CHECK(iexpr_equal(xform::simplify_index(div_min, {4}), div_min));
+  // The wrong case: the same shape with small coefficients is rewritten.
+  IExpr small = imul(3, imul(5, ivar(0)));
+  IExpr t = xform::simplify_index(small, {4});
+  CHECK_FALSE(iexpr_equal(t, small));
+  CHECK(print_iexpr(t, {"i"}) == "15*i");
 }

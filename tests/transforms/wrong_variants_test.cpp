@@ -163,9 +163,8 @@ Program merge_unchecked(const Program& p, bool wrong_divisor) {
   }
   Expr view = make_expr({v.src->type.dtype, merged}, ViewE{v.src, nm});
   Expr kernel = make_expr({e->type.dtype, merged}, MapE{m.fn, {view}});
-  t.bindings.insert(t.bindings.begin(), Binding{"y_m", kernel, {}});
-  Expr ref = make_expr(kernel->type, NameE{"y_m"});
-  e = parse("input y_m : f32[" + std::to_string(merged[0]) + "]\nlet y = reshape(y_m, [" + std::to_string(s[0]) + ", " +
+  t.bindings.insert(t.bindings.begin(), Binding{"y_m", kernel, {}});  // invalidates `e`
+  binding(t, "y") = parse("input y_m : f32[" + std::to_string(merged[0]) + "]\nlet y = reshape(y_m, [" + std::to_string(s[0]) + ", " +
             std::to_string(s[1]) + "])\noutput y\n")
           .bindings[0]
           .expr;
