@@ -290,6 +290,10 @@ int fuzz_replay_command(const FuzzReplayOptions& o) {
 }
 
 int fuzz_bench_command(const FuzzBenchOptions& o) {
+  if (o.what != "kill-rate" && o.what != "throughput" && o.what != "all") {
+    std::cerr << "error: stax fuzz bench expects kill-rate, throughput or all, got '" << o.what << "'\n";
+    return 2;
+  }
   auto runners = backends_or_error(o.backends);
   if (!runners) return 2;
   json out;

@@ -137,6 +137,8 @@ std::variant<NpyHeader, std::string> parse_header(std::string_view s, size_t fil
   auto dt = dtype_of_descr(*descr, bf16, err);
   if (!dt) return err;
   NpyHeader r{*dt, {}, false, hend, 0};
+  if (shape_txt->size() < 2 || shape_txt->front() != '(' || shape_txt->back() != ')')
+    return "malformed shape in .npy header: '" + *shape_txt + "' (expected a tuple)";
   {
     std::string t = shape_txt->substr(1, shape_txt->size() - 2);
     std::stringstream ss(t);
