@@ -17,7 +17,8 @@ using namespace stax::sem;
 std::optional<Program> load_program(const std::string& file) {
   ParseResult r = parse_file(file);
   if (auto* d = std::get_if<Diag>(&r)) {
-    std::cerr << d->str() << "\n";
+    // Line 0: the file as a whole (it cannot be opened).
+    std::cerr << (d->loc.line == 0 ? d->file + ": error: " + d->message : d->str()) << "\n";
     return std::nullopt;
   }
   return std::get<Program>(std::move(r));

@@ -19,6 +19,16 @@ int main(int argc, char** argv) {
       cli::register_grad(app),       cli::register_jvp(app),      cli::register_hvp(app),
       cli::register_checkpoint(app), cli::register_mathcheck(app),
   };
+  // A first word that names no subcommand (CLI11 would only say that one is
+  // required).
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const cli::Subcommand& c : commands) known |= c.app->get_name() == argv[1];
+    if (!known) {
+      std::cerr << "error: unknown subcommand '" << argv[1] << "'\n" << "run 'stax --help' for usage\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex_help) {
