@@ -2,9 +2,11 @@
 // from its own file (cli/subcommands.h); main parses and runs the chosen one.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include "cli/subcommands.h"
+#include "semantics/evaluator.h"
 
 int main(int argc, char** argv) {
   namespace cli = stax::cli;
@@ -39,7 +41,15 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << err.what() << "\n" << "run 'stax --help' for usage\n";
     return 2;
   }
-  for (const cli::Subcommand& c : commands)
-    if (*c.app) return c.run();
+  try {
+    for (const cli::Subcommand& c : commands)
+      if (*c.app) return c.run();
+  } catch (const stax::sem::ResourceError& e) {  // a size limit not caught closer to where it was hit
+    std::cerr << "error: " << e.message << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory (the tensors are too large for this machine)\n";
+    return 2;
+  }
   return 2;
 }

@@ -27,6 +27,7 @@ WHAT = {
     'reduce_bad_shape': 'a reduction over extents the operand lacks',
     'gather_float_index': 'a float index tensor',
     'stx_missing_file': 'no such file',
+    'random_input_too_large': 'an input too large to draw (> 2^32 elements)',
     'bottom_div_by_zero': 'integer division by zero',
     'bottom_gather_out_of_range': 'a gather index out of range',
     'bottom_load_out_of_range': 'a load index out of range after wrapping',
