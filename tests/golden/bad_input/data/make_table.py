@@ -106,7 +106,6 @@ WHAT = {
     'checkpoint_too_few_reps': 'too few --reps for the slots',
     'partition_unknown_strategy': 'an unknown --strategy',
     'experiment_unknown': 'an unknown experiment',
-    'experiment_missing_graphs': 'no graphs in --examples',
     'examples_missing_folder': 'no such folder',
     'subcommand_unknown': 'an unknown subcommand',
     'option_unknown': 'an unknown option',
