@@ -251,7 +251,7 @@ int fuzz_replay_command(const FuzzReplayOptions& o) {
   if (!loaded) return 2;
   const Program& p = *loaded;
   Inputs in;
-  if (!read_inputs(o.inputs, in)) return 2;
+  if (!read_inputs(o.inputs, in, &p)) return 2;
   if (auto e = check_inputs(p, in)) {
     std::cerr << "error: " << *e << "\n";
     return 2;

@@ -53,6 +53,8 @@ WHAT = {
     'input_file_is_folder': 'a folder',
     'input_missing': 'an input not given',
     'input_extra': 'a name the program has no input for',
+    'input_wrong_dtype_bound': 'a wrong dtype, to stax bound',
+    'input_truncated_bench': 'a truncated file, to stax bench',
     'input_spec_without_name': 'no NAME in NAME=FILE',
     'input_spec_without_file': 'no =FILE',
     'graph_bad_syntax': 'not valid JSON (the parser gives line and column)',
