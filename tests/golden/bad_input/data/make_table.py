@@ -66,6 +66,8 @@ WHAT = {
     'graph_node_without_op': 'a node without "op"',
     'graph_dim_out_of_range': 'a dim out of range for the rank',
     'graph_missing_file': 'no such file',
+    'graph_huge_shape': 'inputs too large to draw (2^80 elements), to stax train-step',
+    'graph_huge_shape_lower': 'the same graph lowers symbolically: exit 0 (once a crash: int64 overflow)',
     'graph_unknown_op_partition': 'an unknown operator, to stax partition',
     'graph_unknown_op_train_step': 'an unknown operator, to stax train-step',
     'graph_cycle_jvp': 'a cycle, to stax jvp',
