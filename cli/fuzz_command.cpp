@@ -151,6 +151,10 @@ int fuzz_command(const FuzzCommandOptions& o) {
     std::cerr << "error: --jobs must be at least 1\n";
     return 2;
   }
+  if (!(o.iteration_timeout > 0)) {
+    std::cerr << "error: --iteration-timeout must be positive (seconds), got " << o.iteration_timeout << "\n";
+    return 2;
+  }
   bool resuming = !o.db.empty() && std::filesystem::exists(o.db);
   if (!o.shard.empty() && !parse_shard(o.shard)) return 2;
   if (!o.count && o.time <= 0 && !resuming) {

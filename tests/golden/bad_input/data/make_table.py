@@ -96,6 +96,8 @@ WHAT = {
     'fuzz_unknown_mutant': 'an unknown --mutant',
     'fuzz_unknown_backend': 'an unknown --backends entry',
     'fuzz_bench_unknown': 'an unknown bench',
+    'fuzz_zero_iteration_timeout': 'a zero --iteration-timeout (once: every program a hang finding)',
+    'fuzz_report_db_is_folder': 'a folder, not a database',
     'mathcheck_bad_resume': 'a malformed --resume state file',
     'mathcheck_unknown_function': 'an unknown function',
     'run_bad_semantics': 'an unknown --semantics',
