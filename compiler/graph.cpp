@@ -41,6 +41,7 @@ sem::TensorType parse_type(const json& in, const std::string& name) {
     s.push_back(d.get<int64_t>());
   }
   if (s.size() > 8) throw Fail{name, "rank " + std::to_string(s.size()) + " exceeds 8"};
+  if (sem::too_many_elements(s)) throw Fail{name, "shape " + sem::shape_text(s) + " has more than 2^48 elements"};
   return {*dt, s};
 }
 
@@ -125,7 +126,7 @@ GraphResult parse_graph(std::string_view text, std::string file) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     return GraphError{file, "", std::string("not valid JSON: ") + e.what()};
   }
   try {

@@ -4,12 +4,14 @@
 // (Prop. 6.1: fusion is function composition), a realized one by name.
 #include "compiler/lower.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "compiler/ops.h"
 #include "compiler/policy.h"
 #include "semantics/count_domain.h"
+#include "transforms/expr_util.h"
 
 namespace stax::compiler {
 
@@ -141,7 +143,10 @@ struct Interp {
         if (seen.insert(r).second) users[r].push_back(n.name);
     }
     outputs.insert(g.outputs.begin(), g.outputs.end());
-    prog.outputs = g.outputs;
+    // A graph may list a value twice (a gradient that is also a forward
+    // output); a program lists it once.
+    for (const std::string& o : g.outputs)
+      if (std::find(prog.outputs.begin(), prog.outputs.end(), o) == prog.outputs.end()) prog.outputs.push_back(o);
     prog.file = g.file;
   }
 
@@ -189,6 +194,17 @@ struct Interp {
     decisions.push_back({name, false, why});
   }
 
+  /// The first shape in `e` (its type or an operand's, e.g. a matmul's
+  /// broadcast view) over the limit of .stx; each node is looked at once.
+  std::set<const sem::ExprNode*> sized;
+  const sem::Shape* oversized(const Expr& e) {
+    if (!sized.insert(e.get()).second) return nullptr;
+    if (sem::too_many_elements(e->type.shape)) return &e->type.shape;
+    for (const Expr& c : xform::children(e))
+      if (const sem::Shape* s = oversized(c)) return s;
+    return nullptr;
+  }
+
   std::optional<GraphError> run() {
     detail::RuleEnv env;
     env.ref = [this](const std::string& n) { return val.at(n); };
@@ -200,6 +216,9 @@ struct Interp {
     for (const Node& n : g.nodes) {
       try {
         val[n.name] = detail::lower_node(n, env);
+        if (const sem::Shape* s = oversized(val[n.name]))
+          return GraphError{g.file, n.name, "(" + n.op + ") a shape of its lowering, " + sem::shape_text(*s) +
+                                                ", has more than 2^48 elements (the limit of .stx)"};
       } catch (const detail::NodeError& e) {
         return GraphError{g.file, n.name, "(" + n.op + ") " + e.message};
       }

@@ -231,7 +231,14 @@ std::optional<std::string> extract_findings(const std::string& file, const std::
     Stmt files(db.get(), "SELECT name, data FROM finding_files WHERE seed = ?");
     files.bind(1, f.i64(0));
     while (files.step()) {
-      std::ofstream o(d / files.text(0), std::ios::binary);
+      // A database is data from elsewhere (an older or foreign version, a
+      // shard): a file name is a plain name, never a path out of `d`.
+      std::string name = files.text(0);
+      if (name.empty() || name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos ||
+          name.find('\0') != std::string::npos)
+        return "finding " + std::to_string(f.i64(0)) + " in " + file + ": file name '" + name +
+               "' is not a plain file name";
+      std::ofstream o(d / name, std::ios::binary);
       std::string b = files.bytes(1);
       o.write(b.data(), std::streamsize(b.size()));
     }

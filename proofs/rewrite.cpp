@@ -241,6 +241,15 @@ std::string side_text(const Side& s) { return s.text; }
 
 }  // namespace
 
+std::variant<std::pair<std::string, std::string>, std::string> parse_rewrite(std::string_view rule, DType dtype) {
+  if (!is_float(dtype)) return std::string("--dtype expects f16, bf16, f32 or f64");
+  auto parsed = parse_rule(rule, dtype);
+  if (auto* e = std::get_if<std::string>(&parsed)) return *e;
+  const Parsed& p = std::get<Parsed>(parsed);
+  auto side = [](const Side& s) { return s.fn ? print_lambda(*s.fn) : const_to_string(*s.value); };
+  return std::pair{side(p.lhs), side(p.rhs)};
+}
+
 std::variant<RewriteResult, std::string> check_rewrite(std::string_view rule, const RewriteOptions& opt) {
   if (!is_float(opt.dtype)) return std::string("--dtype expects f16, bf16, f32 or f64");
   auto parsed = parse_rule(rule, opt.dtype);

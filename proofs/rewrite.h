@@ -15,6 +15,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct RewriteResult {
   std::string lhs_value, rhs_value;     ///< both results at the counterexample (decimal and hex)
   bool confirmed = false;               ///< the interpreter reproduces the counterexample
 };
+
+/// Parses and types `LHS => RHS` without solving (the fuzz target of the
+/// rule syntax): both sides printed back, or check_rewrite's error message.
+std::variant<std::pair<std::string, std::string>, std::string> parse_rewrite(std::string_view rule, sem::DType dtype);
 
 /// Checks `LHS => RHS`. A malformed rule is an error message (file:line:col
 /// of the side that failed to parse).

@@ -7,6 +7,7 @@ pkgs=(
   llvm-15-dev libz3-dev libboost-graph-dev libeigen3-dev
   libmpfr-dev libmpfi-dev libgmp-dev catch2 libsqlite3-dev nlohmann-json3-dev libcli11-dev
   python3-numpy python3-scipy python3-venv gnuplot-nox graphviz
+  clang libclang-rt-14-dev
 )
 source "$(dirname "$0")/apt_install_missing.sh"
 apt_install_missing setup "${pkgs[@]}"

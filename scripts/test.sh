@@ -1,6 +1,29 @@
 #!/usr/bin/env bash
 # Set-up, build and the whole test suite through ctest.
+#   scripts/test.sh              the build in build/ (RelWithDebInfo, GCC)
+#   scripts/test.sh --sanitize   clang with AddressSanitizer, UndefinedBehavior-
+#                                Sanitizer and LeakSanitizer into build-sanitize/,
+#                                the fuzz targets with libFuzzer; the whole suite
+#                                (README "Tests" for the times)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --sanitize ]; then
+  bash scripts/setup.sh
+  # -gline-tables-only: reports name file:line; full debug info doubles the build.
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+    -DSTAX_SANITIZE=ON -DSTAX_FUZZ=ON -DSTAX_WERROR=ON >/dev/null
+  ninja -C build-sanitize -j "$(nproc)"
+  # Every report is an error; leaks are reported at exit. The JIT's code and
+  # the Python/torch/Slurm processes the tests start are not instrumented.
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+  export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:${LSAN_OPTIONS:-}"
+  export STAX_SANITIZED=1
+  cd build-sanitize && ctest --output-on-failure -j "$(nproc)" --timeout 1800
+  exit
+fi
 bash scripts/build.sh
 cd build && ctest --output-on-failure -j "$(nproc)"

@@ -4,6 +4,7 @@
 
 #include "semantics/views.h"
 
+#include <algorithm>
 #include <cfenv>
 #include <charconv>
 #include <cmath>
@@ -17,6 +18,15 @@ int64_t num_elements(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
+}
+
+bool too_many_elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d > 0 && n > kMaxElements / d) return true;
+    n *= std::max<int64_t>(d, 1);
+  }
+  return false;
 }
 
 std::string shape_text(const Shape& s) {

@@ -18,6 +18,12 @@ namespace stax::sem {
 
 using Shape = std::vector<int64_t>;
 int64_t num_elements(const Shape& s);
+/// The most elements a shape may have: the parser, the graph loader and the
+/// lowering refuse larger ones, so element counts and strides fit in int64.
+inline constexpr int64_t kMaxElements = int64_t(1) << 48;
+/// Whether `s` has more than kMaxElements elements, zero extents counting as
+/// 1 (so that the strides of an empty tensor cannot overflow either).
+bool too_many_elements(const Shape& s);
 /// `[2, 3]`: the text of a shape in diagnostics and printed programs.
 std::string shape_text(const Shape& s);
 /// Strides of a dense row-major layout of `s`, in elements.

@@ -132,13 +132,13 @@ std::variant<NpyHeader, std::string> parse_header(std::string_view s, size_t fil
   auto descr = dict_value(h, "descr");
   auto fortran = dict_value(h, "fortran_order");
   auto shape_txt = dict_value(h, "shape");
-  if (!descr || !fortran || !shape_txt) return "malformed .npy header: " + h.substr(0, h.find_last_not_of(" \n") + 1);
+  if (!descr || !fortran || !shape_txt) return "malformed .npy header: " + h;
   std::string err;
   auto dt = dtype_of_descr(*descr, bf16, err);
   if (!dt) return err;
   NpyHeader r{*dt, {}, false, hend, 0};
   if (shape_txt->size() < 2 || shape_txt->front() != '(' || shape_txt->back() != ')')
-    return "malformed shape in .npy header: '" + *shape_txt + "' (expected a tuple)";
+    return "malformed shape in .npy header (not a tuple): " + *shape_txt;
   {
     std::string t = shape_txt->substr(1, shape_txt->size() - 2);
     std::stringstream ss(t);

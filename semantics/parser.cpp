@@ -19,7 +19,6 @@ using detail::Tok;
 using detail::Token;
 
 constexpr int kMaxDepth = 256;
-constexpr int64_t kMaxElements = int64_t(1) << 48;
 
 // ------------------------------------------------------- untyped lambdas
 
@@ -43,12 +42,16 @@ struct ULambda {
 
 // ------------------------------------------------------------------ parser
 
-bool is_keyword(const std::string& s) {
+}  // namespace
+
+bool is_reserved_word(const std::string& s) {
   static const std::set<std::string> kw = {"input", "let", "output", "in", "map", "view", "red", "iota", "full",
                                            "fn", "load", "cast", "rand", "permute", "slice", "expand", "reshape",
                                            "unsqueeze", "squeeze", "gather", "nan", "inf", "true", "false"};
   return kw.count(s) || dtype_from_name(s).has_value();
 }
+
+namespace {
 
 class Parser {
  public:
@@ -86,7 +89,7 @@ class Parser {
     next();
   }
   Token name(const char* what) {
-    if (peek().kind != Tok::Ident || is_keyword(peek().text)) fail(peek(), what);
+    if (peek().kind != Tok::Ident || is_reserved_word(peek().text)) fail(peek(), what);
     return next();
   }
   int64_t integer(const char* what) {
@@ -134,12 +137,9 @@ class Parser {
   }
   // Zero extents count as 1, so that strides of empty tensors cannot overflow either.
   static void check_extents(const SourceLoc& at, const Shape& s) {
-    int64_t n = 1;
-    for (int64_t d : s) {
+    for (int64_t d : s)
       if (d < 0) throw DiagError{at, "extents must be non-negative, got " + std::to_string(d)};
-      if (d > 0 && n > kMaxElements / d) throw DiagError{at, "shape has more than 2^48 elements"};
-      n *= std::max<int64_t>(d, 1);
-    }
+    if (too_many_elements(s)) throw DiagError{at, "shape has more than 2^48 elements"};
   }
   TensorType type() {
     TensorType t;

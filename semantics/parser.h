@@ -14,6 +14,11 @@ namespace stax::sem {
 using ParseResult = std::variant<Program, Diag>;
 
 ParseResult parse_program(std::string_view text, std::string file = "<input>");
+/// Whether `name` is a keyword or a dtype name, which a binding or an input
+/// cannot be called (the graph format allows such names; the lowering
+/// renames them when it prints a program).
+bool is_reserved_word(const std::string& name);
+
 /// Reads a file; a missing file is a Diag at 0:0.
 ParseResult parse_file(const std::string& path);
 

@@ -1,0 +1,3 @@
+CREATE TABLE runs(seed INTEGER PRIMARY KEY, status TEXT);
+INSERT INTO runs VALUES(1, 'tested');
+CREATE VIEW findings AS SELECT 1 AS seed;
