@@ -67,7 +67,7 @@ int bench_command(const BenchOptions& o) {
     p = std::move(r->program);
   }
   Inputs in;
-  if (!read_inputs(o.inputs, in)) return 2;
+  if (!read_inputs(o.inputs, in, &p)) return 2;
   for (auto& [name, t] : random_inputs(p, o.seed))
     if (!in.count(name)) in[name] = std::move(t);
   if (auto err = check_inputs(p, in)) {

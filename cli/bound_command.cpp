@@ -45,7 +45,7 @@ int bound_command(const BoundCommandOptions& o) {
     what += " --transform " + o.transform;
   }
   Inputs in;
-  if (!read_inputs(o.inputs, in)) return 2;
+  if (!read_inputs(o.inputs, in, &src)) return 2;
   std::string inputs_text = o.inputs.empty() ? "" : "given";
   // Inputs not given are drawn: with --random-inputs SEED, or seed 1 when
   // no input was given at all.

@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <stdexcept>
 
@@ -17,13 +18,14 @@ using namespace stax::sem;
 std::optional<Program> load_program(const std::string& file) {
   ParseResult r = parse_file(file);
   if (auto* d = std::get_if<Diag>(&r)) {
-    std::cerr << d->str() << "\n";
+    // Line 0: the file as a whole (it cannot be opened).
+    std::cerr << (d->loc.line == 0 ? d->file + ": error: " + d->message : d->str()) << "\n";
     return std::nullopt;
   }
   return std::get<Program>(std::move(r));
 }
 
-bool read_inputs(const std::vector<std::string>& specs, Inputs& in) {
+bool read_inputs(const std::vector<std::string>& specs, Inputs& in, const Program* p) {
   for (const std::string& spec : specs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -35,7 +37,21 @@ bool read_inputs(const std::vector<std::string>& specs, Inputs& in) {
       std::cerr << "error: " << *e << "\n";
       return false;
     }
-    in[spec.substr(0, eq)] = std::get<Tensor>(std::move(r));
+    std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    const Tensor& t = std::get<Tensor>(r);
+    if (p) {
+      auto it = std::find_if(p->inputs.begin(), p->inputs.end(), [&](const Input& i) { return i.name == name; });
+      if (it == p->inputs.end()) {
+        std::cerr << "error: " << file << ": the program has no input named '" << name << "'\n";
+        return false;
+      }
+      if (!(TensorType{t.dtype, t.shape} == it->type)) {
+        std::cerr << "error: " << file << ": input '" << name << "' expects " << type_str(it->type) << ", got "
+                  << type_str({t.dtype, t.shape}) << "\n";
+        return false;
+      }
+    }
+    in[name] = std::get<Tensor>(std::move(r));
   }
   return true;
 }

@@ -19,8 +19,10 @@ namespace stax::cli {
 /// Parses a program; prints the diagnostic (file:line:col) and returns
 /// nullopt on error.
 std::optional<sem::Program> load_program(const std::string& file);
-/// Reads --input NAME=FILE.npy pairs into `in`; messages go to stderr.
-bool read_inputs(const std::vector<std::string>& specs, sem::Inputs& in);
+/// Reads --input NAME=FILE.npy pairs into `in`; messages go to stderr. With
+/// a program, a file whose NAME is no input of it, or whose dtype or shape
+/// differs from the declared one, is an error naming the file.
+bool read_inputs(const std::vector<std::string>& specs, sem::Inputs& in, const sem::Program* p = nullptr);
 
 /// Parses a --transform pipeline; prints the error and returns nullopt on a
 /// malformed one.

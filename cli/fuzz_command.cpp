@@ -151,6 +151,10 @@ int fuzz_command(const FuzzCommandOptions& o) {
     std::cerr << "error: --jobs must be at least 1\n";
     return 2;
   }
+  if (!(o.iteration_timeout > 0)) {
+    std::cerr << "error: --iteration-timeout must be positive (seconds), got " << o.iteration_timeout << "\n";
+    return 2;
+  }
   bool resuming = !o.db.empty() && std::filesystem::exists(o.db);
   if (!o.shard.empty() && !parse_shard(o.shard)) return 2;
   if (!o.count && o.time <= 0 && !resuming) {
@@ -251,7 +255,7 @@ int fuzz_replay_command(const FuzzReplayOptions& o) {
   if (!loaded) return 2;
   const Program& p = *loaded;
   Inputs in;
-  if (!read_inputs(o.inputs, in)) return 2;
+  if (!read_inputs(o.inputs, in, &p)) return 2;
   if (auto e = check_inputs(p, in)) {
     std::cerr << "error: " << *e << "\n";
     return 2;
@@ -290,6 +294,10 @@ int fuzz_replay_command(const FuzzReplayOptions& o) {
 }
 
 int fuzz_bench_command(const FuzzBenchOptions& o) {
+  if (o.what != "kill-rate" && o.what != "throughput" && o.what != "all") {
+    std::cerr << "error: stax fuzz bench expects kill-rate, throughput or all, got '" << o.what << "'\n";
+    return 2;
+  }
   auto runners = backends_or_error(o.backends);
   if (!runners) return 2;
   json out;

@@ -63,18 +63,18 @@ inline std::optional<JointInput> read_joint_input(const std::string& path, const
   bool from_forward = false;
   auto jr = read_joint_or_forward(path, &from_forward);
   if (auto* e = std::get_if<compiler::GraphError>(&jr)) {
-    std::cerr << "error: " << e->str() << "\n";
+    std::cerr << e->str() << "\n";
     return std::nullopt;
   }
   auto& jg = std::get<autodiff::JointGraph>(jr);
   auto types = remat::forward_types(jg);
   if (auto* e = std::get_if<compiler::GraphError>(&types)) {
-    std::cerr << "error: " << e->str() << "\n";
+    std::cerr << e->str() << "\n";
     return std::nullopt;
   }
   auto nr = remat::build_network(jg, std::get<remat::TypeMap>(types));
   if (auto* e = std::get_if<compiler::GraphError>(&nr)) {
-    std::cerr << "error: " << e->str() << "\n";
+    std::cerr << e->str() << "\n";
     return std::nullopt;
   }
   return JointInput{std::move(jg), std::move(std::get<remat::Network>(nr)), *strategy, from_forward};
@@ -116,7 +116,7 @@ inline std::optional<BudgetInput> plan_joint_budget(const JointInput& in, int64_
   }
   auto jb = remat::joint_budget(in.graph);
   if (auto* e = std::get_if<compiler::GraphError>(&jb)) {
-    std::cerr << "error: " << e->str() << "\n";
+    std::cerr << e->str() << "\n";
     return std::nullopt;
   }
   remat::JointBudget& b = std::get<remat::JointBudget>(jb);

@@ -2,9 +2,11 @@
 // from its own file (cli/subcommands.h); main parses and runs the chosen one.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include "cli/subcommands.h"
+#include "semantics/evaluator.h"
 
 int main(int argc, char** argv) {
   namespace cli = stax::cli;
@@ -19,6 +21,16 @@ int main(int argc, char** argv) {
       cli::register_grad(app),       cli::register_jvp(app),      cli::register_hvp(app),
       cli::register_checkpoint(app), cli::register_mathcheck(app),
   };
+  // A first word that names no subcommand (CLI11 would only say that one is
+  // required).
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const cli::Subcommand& c : commands) known |= c.app->get_name() == argv[1];
+    if (!known) {
+      std::cerr << "error: unknown subcommand '" << argv[1] << "'\n" << "run 'stax --help' for usage\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& ex_help) {
@@ -29,7 +41,15 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << err.what() << "\n" << "run 'stax --help' for usage\n";
     return 2;
   }
-  for (const cli::Subcommand& c : commands)
-    if (*c.app) return c.run();
+  try {
+    for (const cli::Subcommand& c : commands)
+      if (*c.app) return c.run();
+  } catch (const stax::sem::ResourceError& e) {  // a size limit not caught closer to where it was hit
+    std::cerr << "error: " << e.message << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory (the tensors are too large for this machine)\n";
+    return 2;
+  }
   return 2;
 }

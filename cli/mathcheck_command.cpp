@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -256,6 +257,27 @@ nlohmann::json check_random(Fn f, const MathcheckOptions& o, unsigned jobs) {
   return j;
 }
 
+/// The first malformed line of a --resume state file as FILE:LINE:1, or
+/// nothing (a missing file is a fresh start).
+std::optional<std::string> resume_error(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::istringstream ls(line);
+    std::string name, extra;
+    uint64_t chunk = 0, v[4];
+    double ulp = 0;
+    if (!(ls >> name)) continue;  // a blank line
+    bool ok = bool(ls >> chunk) && chunk < 256;
+    for (uint64_t& x : v) ok = ok && bool(ls >> x);
+    ok = ok && bool(ls >> ulp);
+    if (!ok || (ls >> extra))
+      return path + ":" + std::to_string(n) + ":1: error: malformed --resume line (expected FUNC CHUNK CHECKED "
+             "MISMATCHES FALLBACKS HOST_DIFFER HOST_MAX_ULP, CHUNK < 256)";
+  }
+  return std::nullopt;
+}
+
 /// All 2^32 binary32 inputs in 256 chunks of 2^24. The state file holds one
 /// line per finished chunk: "func chunk checked mismatches fallbacks
 /// host_differ host_max_ulp".
@@ -348,6 +370,11 @@ int mathcheck_command(const MathcheckOptions& o) {
   } else if (!o.resume.empty()) {
     return usage("--resume applies to --exhaustive only");
   }
+  if (!o.resume.empty())
+    if (auto e = resume_error(o.resume)) {
+      std::cerr << *e << "\n";
+      return 2;
+    }
   const unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   nlohmann::json r = {{"dtype", o.dtype}, {"mode", o.exhaustive ? "exhaustive" : "random"}, {"seed", o.seed},
                       {"jobs", jobs}};

@@ -114,7 +114,7 @@ int partition_command(const PartitionCommandOptions& o) {
   for (remat::Strategy s : {remat::Strategy::MinCut, remat::Strategy::SaveAll, remat::Strategy::RecomputeAll}) {
     auto pr = remat::partition(jg, net, s);
     if (auto* e = std::get_if<compiler::GraphError>(&pr)) {
-      std::cerr << "error: " << e->str() << "\n";
+      std::cerr << e->str() << "\n";
       return 2;
     }
     const remat::Partition& p = std::get<remat::Partition>(pr);

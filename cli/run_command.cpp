@@ -34,7 +34,7 @@ std::string preview(const Tensor& t, int show) {
 /// The inputs of `p`: read from --input files, the rest drawn with
 /// --random-inputs. Prints the error and returns false on bad input.
 bool gather_inputs(const RunOptions& o, const Program& p, Inputs& in) {
-  if (!read_inputs(o.inputs, in)) return false;
+  if (!read_inputs(o.inputs, in, &p)) return false;
   if (o.random_seed) {
     Inputs drawn = random_inputs(p, *o.random_seed);
     for (auto& [name, t] : drawn)

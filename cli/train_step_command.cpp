@@ -140,7 +140,7 @@ int train_step(const TrainStepOptions& o) {
   remat::MinCut cut;
   auto pr = remat::partition(jg, joint->net, joint->strategy, &cut);
   if (auto* e = std::get_if<compiler::GraphError>(&pr)) {
-    std::cerr << "error: " << e->str() << "\n";
+    std::cerr << e->str() << "\n";
     return 2;
   }
   if (!cut.error.empty()) {
@@ -149,7 +149,7 @@ int train_step(const TrainStepOptions& o) {
   }
   auto fr = remat::CompiledFunction::create(jg, std::get<remat::Partition>(pr), compiler::Device{});
   if (auto* e = std::get_if<compiler::GraphError>(&fr)) {
-    std::cerr << "error: " << e->str() << "\n";
+    std::cerr << e->str() << "\n";
     return 2;
   }
   remat::CompiledFunction& f = std::get<remat::CompiledFunction>(fr);

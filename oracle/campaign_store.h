@@ -98,9 +98,10 @@ CREATE TABLE IF NOT EXISTS finding_files(seed INTEGER, name TEXT, data BLOB, PRI
 )";
 
 inline std::optional<std::string> open_db(Db& db, const std::string& file) {
-  if (auto e = db.open(file)) return e;
+  if (auto e = db.open(file)) return e;  // names the file
   if (!file.empty())
-    if (auto e = db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")) return e;
+    if (auto e = db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"))
+      return file + ": " + *e + " (not a campaign database)";
   if (auto e = db.exec(kSchema)) return e;
   // A database from before the prover (issue 16) has no t_prove column.
   bool has_prove = false;

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "proofs/deadline.h"
 #include "proofs/fpa_ops.h"
@@ -143,6 +144,18 @@ std::variant<Parsed, std::string> parse_rule(std::string_view rule, DType dt) {
   p.rhs = side(arrow + 2, rule.size());
   if (p.lhs.text.empty()) return std::string("<rule>:1:1: error: empty left-hand side");
   if (p.rhs.text.empty()) return "<rule>:1:" + std::to_string(arrow + 3) + ": error: empty right-hand side";
+  // Parentheses balance within each side (the sides are parsed inside a
+  // generated program, whose text must not show through a diagnostic).
+  for (const Side* s : {&p.lhs, &p.rhs}) {
+    std::vector<size_t> open;
+    for (size_t i = 0; i < s->text.size(); ++i) {
+      if (s->text[i] == '(') open.push_back(i);
+      else if (s->text[i] == ')' && open.empty())
+        return "<rule>:1:" + std::to_string(s->offset + i + 1) + ": error: unmatched ')'";
+      else if (s->text[i] == ')') open.pop_back();
+    }
+    if (!open.empty()) return "<rule>:1:" + std::to_string(s->offset + open.back() + 1) + ": error: '(' is never closed";
+  }
   for (Side* s : {&p.lhs, &p.rhs}) {
     std::vector<std::string> own;
     free_names(s->text, own);

@@ -132,7 +132,7 @@ std::variant<NpyHeader, std::string> parse_header(std::string_view s, size_t fil
   auto descr = dict_value(h, "descr");
   auto fortran = dict_value(h, "fortran_order");
   auto shape_txt = dict_value(h, "shape");
-  if (!descr || !fortran || !shape_txt) return "malformed .npy header: " + h;
+  if (!descr || !fortran || !shape_txt) return "malformed .npy header: " + h.substr(0, h.find_last_not_of(" \n") + 1);
   std::string err;
   auto dt = dtype_of_descr(*descr, bf16, err);
   if (!dt) return err;

@@ -68,6 +68,12 @@ int64_t index_extent_hint(const Program& p, const std::string& name) {
 }
 
 Tensor random_tensor(const TensorType& ty, Rng& rng, const RandomOptions& opt, int64_t index_extent) {
+  // The evaluator's limit (2^32 elements): beyond it, a clear usage error
+  // rather than an allocation that fails (std::bad_alloc) or swaps.
+  double elems = 1;  // no overflow: a graph's shape may have 8 extents of 2^40
+  for (int64_t d : ty.shape) elems *= double(d);
+  if (elems > 0x1p32)
+    throw ResourceError{"cannot draw a random " + type_str(ty) + ": more than 2^32 elements (give it with --input)"};
   Tensor t(ty.dtype, ty.shape);
   int64_t n = t.size();
   for (int64_t i = 0; i < n; ++i) {

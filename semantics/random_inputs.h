@@ -35,7 +35,8 @@ class Rng {
   uint64_t s_;
 };
 
-/// Fills a tensor of the given type.
+/// Fills a tensor of the given type; throws ResourceError beyond 2^32
+/// elements.
 Tensor random_tensor(const TensorType& t, Rng& rng, const RandomOptions& opt = {}, int64_t index_extent = 0);
 /// Draws every input of a program; input k uses a stream derived from (seed, k).
 Inputs random_inputs(const Program& p, uint64_t seed, const RandomOptions& opt = {});

@@ -82,19 +82,24 @@ std::variant<Program, std::string> try_merge(const Program& p, size_t bi, size_t
   if (!k.accesses_are_direct()) return std::string("not in kernel normal form");
   if (!k.map && !k.red) return std::string("a bare view has no loop nest of its own");
   if (j + 1 >= k.outer) return "dims " + std::to_string(j) + ", " + std::to_string(j + 1) + " are not both domain dims";
+  // A graph's shapes may be far larger than a program's: no int64 overflow.
+  int64_t extent = 0;
+  if (__builtin_mul_overflow(k.domain[j], k.domain[j + 1], &extent) || extent > (int64_t(1) << 48))
+    return std::string("the merged extent would exceed 2^48");
   std::vector<Address> ads;
   for (const Expr& a : k.accesses) {
     auto ad = address_of(a, k.domain);
     if (!ad) return std::string("an access is not affine or not provably in bounds");
-    int64_t s1 = k.domain[j + 1];
+    int64_t s1 = k.domain[j + 1], want = 0;
+    if (__builtin_mul_overflow(s1, ad->a[j + 1], &want)) return std::string("the stride s_j+1·a_j+1 overflows int64");
     // Seeded bug (semantics/mutants.h): no stride condition (and no proof of it).
-    if (ad->a[j] != s1 * ad->a[j + 1] && !mutant_active("merge-ignores-stride"))
+    if (ad->a[j] != want && !mutant_active("merge-ignores-stride"))
       return "stride condition fails: a_" + std::to_string(j) + " = " + std::to_string(ad->a[j]) + " but s_" +
-             std::to_string(j + 1) + "·a_" + std::to_string(j + 1) + " = " + std::to_string(s1 * ad->a[j + 1]);
+             std::to_string(j + 1) + "·a_" + std::to_string(j + 1) + " = " + std::to_string(want);
     ads.push_back(*ad);
   }
   Shape merged = k.domain;
-  merged[j] *= merged[j + 1];
+  merged[j] = extent;
   merged.erase(merged.begin() + std::ptrdiff_t(j + 1));
   std::vector<Expr> accs;
   for (size_t i = 0; i < k.accesses.size(); ++i) accs.push_back(merged_access(k.accesses[i], ads[i], j, merged));

@@ -50,7 +50,7 @@ class OptionReader {
       if (used != v->size()) throw std::invalid_argument("trailing");
       return x;
     } catch (const std::exception&) {
-      throw TransformError{"parameter " + key + "=" + *v + " is not an integer"};
+      throw TransformError{pass_ + ": parameter " + key + "=" + *v + " is not an integer"};
     }
   }
   /// A bad value: "PASS: what".

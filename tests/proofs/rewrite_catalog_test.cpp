@@ -154,4 +154,12 @@ TEST_CASE("malformed rules are diagnostics with a column") {
     CHECK(std::get<std::string>(r).rfind("<rule>:1:", 0) == 0);
   }
   CHECK(std::holds_alternative<std::string>(check_rewrite("x => x", {sem::DType::I32})));
+  // Unbalanced parentheses name the side's own column, not the generated
+  // program's text (once "expected ')', got 'output'").
+  auto open = check_rewrite("mul(x, 2.0) => add(x, x");
+  REQUIRE(std::holds_alternative<std::string>(open));
+  CHECK(std::get<std::string>(open) == "<rule>:1:19: error: '(' is never closed");
+  auto extra = check_rewrite("mul(x, 2.0)) => x");
+  REQUIRE(std::holds_alternative<std::string>(extra));
+  CHECK(std::get<std::string>(extra) == "<rule>:1:12: error: unmatched ')'");
 }

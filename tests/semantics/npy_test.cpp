@@ -69,6 +69,13 @@ TEST_CASE("malformed npy files get a message, never a crash") {
   std::string noshape = good;
   noshape.replace(noshape.find("'shape'"), 7, "'shapX'");
   bad.push_back({noshape, "malformed"});
+  // An empty or untupled shape value (once an uncaught std::out_of_range).
+  for (const char* v : {"'shape': , ", "'shape': }", "'shape': 4, "}) {
+    std::string s = good;
+    size_t a = s.find("'shape'"), b = s.find(')', a) + 3;
+    s.replace(a, b - a, v);
+    bad.push_back({s, "malformed shape"});
+  }
   for (const auto& [bytes, msg] : bad) {
     auto r = parse_npy(bytes, false);
     INFO(msg);
