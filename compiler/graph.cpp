@@ -129,6 +129,18 @@ GraphResult parse_graph(std::string_view text, std::string file) {
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     return GraphError{file, "", std::string("not valid JSON: ") + e.what()};
   }
+  // Copies and walks of a json value recurse: bound its nesting first (an
+  // explicit stack here), as the .stx parser bounds its own.
+  constexpr size_t kMaxNesting = 64;
+  std::vector<std::pair<const json*, size_t>> todo{{&j, 1}};
+  while (!todo.empty()) {
+    auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (depth > kMaxNesting)
+      return GraphError{file, "", "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels"};
+    if (v->is_structured())
+      for (const json& c : *v) todo.push_back({&c, depth + 1});
+  }
   try {
     return parse_json(j, file);
   } catch (const Fail& f) {

@@ -119,6 +119,8 @@ bool is_reduction(const Expr& e) {
   return false;
 }
 
+constexpr int kMaxInlineDepth = 128;
+
 struct Interp {
   const Graph& g;
   LowerOptions opt;
@@ -163,12 +165,29 @@ struct Interp {
     }
   }
 
+  /// Nesting depth of an expression, memoised by node: the inlined operands
+  /// were measured when their own nodes were decided, so a chain costs O(1)
+  /// a node and the recursion stays shallow.
+  std::map<const sem::ExprNode*, int> depth_memo;
+  int depth_of(const Expr& e) {
+    if (auto it = depth_memo.find(e.get()); it != depth_memo.end()) return it->second;
+    int d = 0;
+    for (const Expr& c : xform::children(e)) d = std::max(d, depth_of(c));
+    return depth_memo[e.get()] = d + 1;
+  }
+
   void decide(const Node& n) {
     const std::string& name = n.name;
     size_t k = users[name].size();
     if (opt.eager) return realize(name, "eager: every node is realized");
     if (outputs.count(name)) return realize(name, "graph output: written to memory");
     Expr e = val.at(name);
+    // Beyond the text's rules: a long chain of single-user nodes would inline
+    // into one expression nested past what .stx (256 levels) and the
+    // recursive passes over it allow.
+    if (int d = depth_of(e); d > kMaxInlineDepth)
+      return realize(name, "nesting depth " + std::to_string(d) + " above " + std::to_string(kMaxInlineDepth) +
+                               ": realized so that the program stays within .stx's 256 levels");
     std::string why;
     if (k == 0) why = "no users: dropped (dead)";
     else if (is_reduction(e)) return realize(name, "a reduction read by another node: its users need it in memory");

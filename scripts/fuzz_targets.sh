@@ -42,7 +42,7 @@ run_one() {
     -print_final_stats=1 -artifact_prefix="$out/$t-" "$work" "fuzz/corpus/$t" >"$out/$t.log" 2>&1 || rc=$?
   local secs=$((SECONDS - t0))
   local done_line cov corp
-  done_line=$(grep -E '^#[0-9]+ +DONE' "$out/$t.log" | tail -1 || true)
+  done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$out/$t.log" | tail -1 || true)
   cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$done_line")
   corp=$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$done_line")
   local execs
