@@ -119,8 +119,6 @@ bool is_reduction(const Expr& e) {
   return false;
 }
 
-constexpr int kMaxInlineDepth = 128;
-
 struct Interp {
   const Graph& g;
   LowerOptions opt;
@@ -165,16 +163,9 @@ struct Interp {
     }
   }
 
-  /// Nesting depth of an expression, memoised by node: the inlined operands
-  /// were measured when their own nodes were decided, so a chain costs O(1)
-  /// a node and the recursion stays shallow.
+  /// Depths of the expressions measured so far: an inlined operand was
+  /// measured when its own node was decided, so a chain costs O(1) a node.
   std::map<const sem::ExprNode*, int> depth_memo;
-  int depth_of(const Expr& e) {
-    if (auto it = depth_memo.find(e.get()); it != depth_memo.end()) return it->second;
-    int d = 0;
-    for (const Expr& c : xform::children(e)) d = std::max(d, depth_of(c));
-    return depth_memo[e.get()] = d + 1;
-  }
 
   void decide(const Node& n) {
     const std::string& name = n.name;
@@ -185,8 +176,8 @@ struct Interp {
     // Beyond the text's rules: a long chain of single-user nodes would inline
     // into one expression nested past what .stx (256 levels) and the
     // recursive passes over it allow.
-    if (int d = depth_of(e); d > kMaxInlineDepth)
-      return realize(name, "nesting depth " + std::to_string(d) + " above " + std::to_string(kMaxInlineDepth) +
+    if (int d = xform::expr_depth(e, &depth_memo); d > xform::kMaxExprDepth)
+      return realize(name, "nesting depth " + std::to_string(d) + " above " + std::to_string(xform::kMaxExprDepth) +
                                ": realized so that the program stays within .stx's 256 levels");
     std::string why;
     if (k == 0) why = "no users: dropped (dead)";

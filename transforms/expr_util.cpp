@@ -176,6 +176,15 @@ Uses count_uses(const Program& p, const std::string& name) {
   return u;
 }
 
+int expr_depth(const Expr& e, std::map<const ExprNode*, int>* memo) {
+  std::map<const ExprNode*, int> local;
+  if (!memo) memo = &local;
+  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
+  int d = 0;
+  for (const Expr& c : children(e)) d = std::max(d, expr_depth(c, memo));
+  return (*memo)[e.get()] = d + 1;
+}
+
 std::string fresh_name(const Program& p, const std::string& stem) {
   std::set<std::string> used;
   for (const Input& i : p.inputs) used.insert(i.name);

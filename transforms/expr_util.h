@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,14 @@ struct Uses {
 };
 Uses count_uses(const sem::Program& p, const std::string& name);
 void count_uses_in(const sem::Expr& e, const std::string& name, Uses& u);
+
+/// Nesting depth of a tensor expression (a name or a constant: 1). With
+/// `memo` the depths of nodes measured before are reused across calls, so
+/// measuring each link of a chain costs O(1).
+int expr_depth(const sem::Expr& e, std::map<const sem::ExprNode*, int>* memo = nullptr);
+/// The deepest a transform or the lowering nests an expression: well inside
+/// the 256 levels the parser reads back, and the recursive passes' stacks.
+inline constexpr int kMaxExprDepth = 128;
 
 /// A fresh binding name not used in the program, from a stem.
 std::string fresh_name(const sem::Program& p, const std::string& stem);

@@ -17,6 +17,20 @@ bool inlinable(const Program& p, const Binding& b, std::string* why) {
   return true;
 }
 
+/// Whether substituting binding k into its users keeps every expression
+/// within kMaxExprDepth levels (a long chain would otherwise nest past what
+/// the printed program can be read back with).
+bool keeps_depth(const Program& p, size_t k) {
+  const Binding& b = p.bindings[k];
+  int db = expr_depth(b.expr);
+  for (const Binding& o : p.bindings) {
+    Uses u;
+    count_uses_in(o.expr, b.name, u);
+    if (u.operand && db + expr_depth(o.expr) > kMaxExprDepth) return false;
+  }
+  return true;
+}
+
 Program inline_one(const Program& p, size_t k) {
   Program r = p;
   const Binding b = p.bindings[k];
@@ -34,6 +48,9 @@ Result inline_bindings(const Program& p, const InlineOptions& opt, Context& ctx)
       if (cur.bindings[k].name != *name) continue;
       std::string why;
       if (!inlinable(cur, cur.bindings[k], &why)) throw TransformError{"inline: cannot inline " + why};
+      if (!keeps_depth(cur, k))
+        throw TransformError{"inline: inlining '" + *name + "' would nest an expression deeper than " +
+                             std::to_string(kMaxExprDepth) + " levels"};
       if (ctx.allow()) {
         ctx.note("inline: " + *name);
         cur = inline_one(cur, k);
@@ -44,7 +61,8 @@ Result inline_bindings(const Program& p, const InlineOptions& opt, Context& ctx)
   }
   for (size_t k = 0; k < cur.bindings.size();) {
     std::string why;
-    if (inlinable(cur, cur.bindings[k], &why) && count_uses(cur, cur.bindings[k].name).operand == 1 && ctx.allow()) {
+    if (inlinable(cur, cur.bindings[k], &why) && count_uses(cur, cur.bindings[k].name).operand == 1 &&
+        keeps_depth(cur, k) && ctx.allow()) {
       ctx.note("inline: " + cur.bindings[k].name);
       cur = inline_one(cur, k);
     } else {

@@ -1,0 +1,76 @@
+// The nesting limit of transforms (transforms/expr_util.h, kMaxExprDepth):
+// inlining a long chain of single-use bindings stops nesting at 128 levels,
+// so the printed result reads back, and it computes the same bits.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <variant>
+
+#include "semantics/parser.h"
+#include "semantics/printer.h"
+#include "tests/test_util.h"
+#include "transforms/expr_util.h"
+#include "transforms/transform.h"
+
+using namespace stax;
+using namespace stax::sem;
+
+namespace {
+
+std::string chain(int n) {
+  std::string s = "input x : f32[4]\nlet y0 = map(neg, x)\n";
+  for (int i = 1; i < n; ++i) s += "let y" + std::to_string(i) + " = map(neg, y" + std::to_string(i - 1) + ")\n";
+  return s + "output y" + std::to_string(n - 1) + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("inline keeps a 600-binding chain within the nesting limit, and it reads back") {
+  Program p = test::parse_ok(chain(600));
+  auto steps = xform::parse_pipeline("inline");
+  REQUIRE(std::holds_alternative<std::vector<xform::Step>>(steps));
+  xform::Context ctx;
+  xform::Result r = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
+  CHECK(r.program.bindings.size() > 1);
+  CHECK(r.program.bindings.size() < 20);
+  for (const Binding& b : r.program.bindings) CHECK(xform::expr_depth(b.expr) <= xform::kMaxExprDepth);
+  ParseResult back = parse_program(print_program(r.program));
+  REQUIRE(std::holds_alternative<Program>(back));
+  Inputs in;
+  in["x"] = test::f32({4}, {1.5f, -0.0f, 3.0f, -7.25f});
+  IeeeOutcome a = eval_ieee(p, in), b = eval_ieee(r.program, in);
+  REQUIRE(!a.failure);
+  REQUIRE(!b.failure);
+  const std::string out = p.outputs[0];
+  CHECK(test::bits32(*a.outputs.at(out)) == test::bits32(*b.outputs.at(out)));
+
+  // The wrong case: substituting every binding into its user regardless of
+  // depth nests 600 levels, which the parser refuses to read back.
+  Program naive = p;
+  while (naive.bindings.size() > 1) {
+    Binding b = naive.bindings.front();
+    naive.bindings.erase(naive.bindings.begin());
+    for (Binding& o : naive.bindings) o.expr = xform::substitute(o.expr, b.name, b.expr);
+  }
+  CHECK(xform::expr_depth(naive.bindings[0].expr) > 256);
+  CHECK(std::holds_alternative<Diag>(parse_program(print_program(naive))));
+}
+
+TEST_CASE("inline of one named binding past the limit is refused with a message") {
+  Program p = test::parse_ok(chain(200));
+  // y0..y198 inlined one by one from the top until the limit; then naming the
+  // next one must say why it cannot.
+  xform::Context ctx;
+  auto all = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(xform::parse_pipeline("inline")), ctx);
+  std::string left = all.program.bindings.front().name;
+  auto named = xform::parse_pipeline("inline:name=" + left);
+  REQUIRE(std::holds_alternative<std::vector<xform::Step>>(named));
+  xform::Context ctx2;
+  std::string message;
+  try {
+    xform::run_pipeline(all.program, std::get<std::vector<xform::Step>>(named), ctx2);
+  } catch (const xform::TransformError& e) {
+    message = e.message;
+  }
+  CHECK(test::contains(message, "deeper than 128 levels"));
+}
