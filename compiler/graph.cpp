@@ -132,14 +132,14 @@ GraphResult parse_graph(std::string_view text, std::string file) {
   // Copies and walks of a json value recurse: bound its nesting first (an
   // explicit stack here), as the .stx parser bounds its own.
   constexpr size_t kMaxNesting = 64;
-  std::vector<std::pair<const json*, size_t>> todo{{&j, 1}};
-  while (!todo.empty()) {
-    auto [v, depth] = todo.back();
-    todo.pop_back();
+  std::vector<std::pair<const json*, size_t>> pending{{&j, 1}};
+  while (!pending.empty()) {
+    auto [v, depth] = pending.back();
+    pending.pop_back();
     if (depth > kMaxNesting)
       return GraphError{file, "", "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels"};
     if (v->is_structured())
-      for (const json& c : *v) todo.push_back({&c, depth + 1});
+      for (const json& c : *v) pending.push_back({&c, depth + 1});
   }
   try {
     return parse_json(j, file);

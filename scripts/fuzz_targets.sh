@@ -23,11 +23,7 @@ done
 [ ${#targets[@]} -gt 0 ] || targets=(stx npy graph rewrite campaign_db)
 if [ ! -x build-sanitize/fuzz/stax_fuzz_stx ] || [ "${STAX_FUZZ_REBUILD:-1}" = 1 ]; then
   bash scripts/setup.sh >/dev/null
-  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DSTAX_SANITIZE=ON -DSTAX_FUZZ=ON >/dev/null
+  bash scripts/configure_sanitize.sh
   ninja -C build-sanitize $(printf 'stax_fuzz_%s ' "${targets[@]}")
 fi
 out=build-sanitize/fuzz-runs

@@ -9,12 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --sanitize ]; then
   bash scripts/setup.sh
-  # -gline-tables-only: reports name file:line; full debug info doubles the build.
-  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DSTAX_SANITIZE=ON -DSTAX_FUZZ=ON >/dev/null
+  bash scripts/configure_sanitize.sh
   ninja -C build-sanitize -j "$(nproc)"
   # Every report is an error; leaks are reported at exit. The JIT's code and
   # the Python/torch/Slurm processes the tests start are not instrumented.
