@@ -4,6 +4,8 @@
 #include "semantics/real_domain.h"
 #include "semantics/tensor_eval.h"
 
+#include <cmath>
+
 namespace stax::sem {
 
 namespace {
@@ -35,11 +37,20 @@ void hull_max(EVal& o, const EVal& a, const EVal& b, bool is_max) {
   pick(hi(o), hi(a), hi(b), MPFR_RNDU);
 }
 
+void round_to_grid(EVal& v, DType t) {
+  mpfr_set_d(lo(v), grid_down(lo(v), t), MPFR_RNDN);
+  mpfr_set_d(hi(v), grid_up(hi(v), t), MPFR_RNDN);
+}
+
 }  // namespace
 
 void EnclosureDomain::set_const(EVal& v, const Const& c) const {
-  if (is_float(c.dtype)) mpfi_set_d(v.f, c.as_double());
-  else v.i = c.as_int();
+  if (is_float(c.dtype)) {
+    mpfi_set_d(v.f, c.as_double());
+    v.i = std::isnan(c.as_double());  // the faithful mode's NaN flag
+  } else {
+    v.i = c.as_int();
+  }
 }
 
 EnclosureDomain::Value EnclosureDomain::constant(size_t reg, const Const& c, DType) {
@@ -172,7 +183,7 @@ void EnclosureDomain::float_op(ScalarOp op, EVal& o, const EVal& a, const EVal* 
   }
 }
 
-EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType /*tag*/, DType operand_tag,
+EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType tag, DType operand_tag,
                                               std::span<const Value> args) {
   Value o = regs[reg].v.data();
   const Value a = args[0];
@@ -182,10 +193,15 @@ EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType /*t
   bool cmp = op == ScalarOp::Eq || op == ScalarOp::Ne || op == ScalarOp::Lt || op == ScalarOp::Le ||
              op == ScalarOp::Gt || op == ScalarOp::Ge;
   for (size_t i = 0; i < n; ++i) {
-    if (cmp) {
+    if (cmp && faithful_ && (mpfi_nan_p(a[i].f) || mpfi_nan_p(b[i].f))) {
+      o[i].i = op == ScalarOp::Ne;  // IEEE: NaN is unordered
+    } else if (cmp) {
+      if (faithful_ && (a[i].i || b[i].i)) undetermined("a float comparison of a value that may be NaN");
       std::optional<bool> t = compare(op, a[i].f, b[i].f);
       if (!t) undetermined("a float comparison (" + std::string(op_name(op)) + ") of overlapping enclosures");
       o[i].i = t.value_or(false);
+    } else if (faithful_) {
+      faithful_result(op, tag, o[i], a[i], b ? &b[i] : nullptr, c ? &c[i] : nullptr);
     } else {
       float_op(op, o[i], a[i], b ? &b[i] : nullptr, c ? &c[i] : nullptr);
     }
@@ -193,14 +209,84 @@ EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType /*t
   return o;
 }
 
+void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVal& a, const EVal* b,
+                                      const EVal* c) {
+  // The operands' properties first: `o` may be one of them.
+  bool may_nan = false, points = true, inf = false;
+  for (const EVal* x : {&a, b, c}) {
+    if (!x) continue;
+    may_nan |= x->i != 0 || mpfi_nan_p(x->f);
+    if (mpfi_nan_p(x->f)) continue;
+    points &= mpfr_equal_p(lo(*x), hi(*x));
+    inf |= mpfr_inf_p(lo(*x)) || mpfr_inf_p(hi(*x));
+  }
+  // 0/0, and inf - inf, 0 * inf, sin(inf), ... where an operand may be infinite.
+  may_nan |= op == ScalarOp::Div && !mpfi_nan_p(a.f) && !mpfi_nan_p(b->f) && mpfi_has_zero(a.f) &&
+             mpfi_has_zero(b->f);
+  switch (op) {
+    case ScalarOp::Add: case ScalarOp::Sub: case ScalarOp::Mul: case ScalarOp::Div: case ScalarOp::Fma:
+    case ScalarOp::Mod: case ScalarOp::FloorDiv: case ScalarOp::Pow: case ScalarOp::Sin: case ScalarOp::Cos:
+      may_nan |= inf;
+      break;
+    default: break;
+  }
+  float_op(op, o, a, b, c);
+  o.i = 1;
+  if (mpfi_nan_p(o.f)) {  // NaN for point operands; outside the domain on part of an interval
+    if (!points) set_entire(o);
+    return;
+  }
+  FaithfulModel::Bound bound;
+  if (auto it = faithful_->library.find(op); it != faithful_->library.end()) bound = it->second;
+  if (bound.abs > 0) {
+    mpfr_sub_d(lo(o), lo(o), bound.abs, MPFR_RNDD);
+    mpfr_add_d(hi(o), hi(o), bound.abs, MPFR_RNDU);
+  }
+  round_to_grid(o, tag);
+  if (int steps = int(std::ceil(bound.ulps)); steps > 0) {
+    // Down by twice the ULPs: a step below a power of 2 is half an ULP of it.
+    mpfr_set_d(lo(o), grid_step(mpfr_get_d(lo(o), MPFR_RNDN), tag, -2 * steps), MPFR_RNDN);
+    mpfr_set_d(hi(o), grid_step(mpfr_get_d(hi(o), MPFR_RNDN), tag, steps), MPFR_RNDN);
+  }
+  o.i = may_nan;
+}
+
+void EnclosureDomain::faithful_fold_end(const RedState& s, size_t k, EVal& v) {
+  if (mpfi_nan_p(v.f)) {
+    v.i = 1;
+    return;
+  }
+  if (s.rsize < 2 || (s.op != RedOp::Sum && s.op != RedOp::Prod)) return;  // max, min: exact in any order
+  mpfr_srcptr mag = hi(s.mag[k]);
+  // Any order of n terms: |fl(Σx) − Σx| ≤ γ(n−1)·Σ|x|, γ(m) = m·u / (1 − m·u),
+  // unless a partial sum may overflow. A product is not modelled.
+  double mu = double(s.rsize - 1) * unit_roundoff(s.tag);
+  if (s.op == RedOp::Prod || mu >= 0.5 || !mpfr_number_p(mag) || mpfr_cmp_d(mag, grid_max(s.tag)) >= 0) {
+    set_entire(v);
+    v.i = 1;
+    return;
+  }
+  mpfr_t w;
+  mpfr_init2(w, 64);
+  mpfr_set_d(w, 1.0 - mu, MPFR_RNDD);
+  mpfr_d_div(w, mu, w, MPFR_RNDU);  // γ rounded up (mu is exact: n−1 < 2^53 times a power of 2)
+  mpfr_mul(w, w, mag, MPFR_RNDU);
+  mpfr_sub(lo(v), lo(v), w, MPFR_RNDD);
+  mpfr_add(hi(v), hi(v), w, MPFR_RNDU);
+  mpfr_clear(w);
+  round_to_grid(v, s.tag);
+}
+
 EnclosureDomain::Value EnclosureDomain::cast(size_t reg, const Value& v, DType from, DType to) {
   Value o = regs[reg].v.data();
   for (size_t i = 0; i < n; ++i) {
     if (is_float(from) && is_float(to)) {
       mpfi_set(o[i].f, v[i].f);  // float casts are the identity on reals
+      o[i].i = v[i].i;
+      if (faithful_ && !mpfi_nan_p(o[i].f)) round_to_grid(o[i], to);
     } else if (is_float(from)) {
       const EVal& x = v[i];
-      if (mpfi_nan_p(x.f)) {
+      if (mpfi_nan_p(x.f) || (faithful_ && x.i)) {
         undetermined("a cast of an enclosure that may be NaN to " + std::string(dtype_name(to)));
         o[i].i = 0;
       } else if (is_bool(to)) {
@@ -219,6 +305,8 @@ EnclosureDomain::Value EnclosureDomain::cast(size_t reg, const Value& v, DType f
       }
     } else if (is_float(to)) {
       mpfi_set_si(o[i].f, long(v[i].i));
+      o[i].i = 0;
+      if (faithful_) round_to_grid(o[i], to);
     } else {
       o[i].i = int_cast(v[i].i, to);
     }
@@ -228,13 +316,21 @@ EnclosureDomain::Value EnclosureDomain::cast(size_t reg, const Value& v, DType f
 
 void EnclosureDomain::from_int64(Value dst, const int64_t* v, size_t cnt, DType tag) {
   for (size_t i = 0; i < cnt; ++i) {
-    if (is_float(tag)) mpfi_set_si(dst[i].f, long(v[i]));
-    else dst[i].i = v[i];
+    if (is_float(tag)) {
+      mpfi_set_si(dst[i].f, long(v[i]));
+      dst[i].i = 0;
+      if (faithful_) round_to_grid(dst[i], tag);
+    } else {
+      dst[i].i = v[i];
+    }
   }
 }
 void EnclosureDomain::scale_pow2(Value v, DType tag, int e, size_t cnt) {
   if (!is_float(tag)) return;
-  for (size_t i = 0; i < cnt; ++i) mpfi_mul_2si(v[i].f, v[i].f, e);
+  for (size_t i = 0; i < cnt; ++i) {
+    mpfi_mul_2si(v[i].f, v[i].f, e);
+    if (faithful_ && !mpfi_nan_p(v[i].f)) round_to_grid(v[i], tag);
+  }
 }
 
 void EnclosureDomain::red_init(RedState& s, RedOp op, const Const& init, DType elem_tag, int64_t outputs,
@@ -245,6 +341,7 @@ void EnclosureDomain::red_init(RedState& s, RedOp op, const Const& init, DType e
   s.acc.assign(size_t(outputs), EVal(prec_));
   for (EVal& v : s.acc) set_const(v, init);
   if (red_is_arg(op)) s.arg.assign(size_t(outputs), 0);
+  if (faithful_ && is_float(elem_tag) && op == RedOp::Sum) s.mag.assign(size_t(outputs), EVal(64));
 }
 
 void EnclosureDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) {
@@ -267,12 +364,17 @@ void EnclosureDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_st
       if (take) a = x, s.arg[size_t(o)] = r;
     } else if (!fl) {
       a.i = int_fold(s.op, a.i, x.i, s.tag);
-    } else if (s.op == RedOp::Sum) {
-      mpfi_add(a.f, a.f, x.f);
-    } else if (s.op == RedOp::Prod) {
-      mpfi_mul(a.f, a.f, x.f);
     } else {
-      hull_max(a, a, x, s.op == RedOp::Max);
+      if (s.op == RedOp::Sum) mpfi_add(a.f, a.f, x.f);
+      else if (s.op == RedOp::Prod) mpfi_mul(a.f, a.f, x.f);
+      else hull_max(a, a, x, s.op == RedOp::Max);
+      if (faithful_) {
+        a.i |= x.i;
+        if (!s.mag.empty() && !mpfi_nan_p(x.f)) {  // Σ|x|, rounded up
+          mpfi_abs(tmp_.f, x.f);
+          mpfr_add(hi(s.mag[size_t(o)]), hi(s.mag[size_t(o)]), hi(tmp_), MPFR_RNDU);
+        }
+      }
     }
     if (++r == s.rsize) {
       r = 0;
@@ -286,14 +388,21 @@ void EnclosureDomain::red_finish(RedState& s, EncTensor& out) {
     for (size_t i = 0; i < s.arg.size(); ++i) out.data[i].i = s.arg[i];
     return;
   }
-  for (size_t i = 0; i < s.acc.size(); ++i) out.data[i] = s.acc[i];
+  for (size_t i = 0; i < s.acc.size(); ++i) {
+    if (faithful_ && is_float(s.tag)) faithful_fold_end(s, i, s.acc[i]);
+    out.data[i] = s.acc[i];
+  }
 }
 
 EncTensor EnclosureDomain::from_tensor(const Tensor& t) const {
   EncTensor r = make_tensor(t.dtype, t.shape);
   for (int64_t i = 0; i < t.size(); ++i) {
-    if (is_float(t.dtype)) mpfi_set_d(r.data[size_t(i)].f, t.get_double(i));
-    else r.data[size_t(i)].i = t.get_int(i);
+    if (is_float(t.dtype)) {
+      mpfi_set_d(r.data[size_t(i)].f, t.get_double(i));
+      r.data[size_t(i)].i = std::isnan(t.get_double(i));
+    } else {
+      r.data[size_t(i)].i = t.get_int(i);
+    }
   }
   return r;
 }
@@ -308,6 +417,33 @@ EnclosureOutcome eval_enclosure(const Program& p, const Inputs& in, long precisi
   run_converted(dom, p, in, kMaxEnclosureElements, "Real domain's enclosures", out);
   out.indeterminate = dom.indeterminate;
   return out;
+}
+
+EnclosureOutcome eval_faithful(const Program& p, const Inputs& in, const FaithfulModel& m, long precision) {
+  mpfr_set_emax(RealDomain::kMaxExponent);
+  mpfr_set_emin(-RealDomain::kMaxExponent);
+  EnclosureDomain dom(precision);
+  dom.set_faithful(&m);
+  EnclosureOutcome out;
+  run_converted(dom, p, in, kMaxEnclosureElements, "faithful enclosures", out);
+  out.indeterminate = dom.indeterminate;
+  return out;
+}
+
+bool faithful_contains(const EVal& e, DType t, double x) {
+  if (!is_float(t)) return false;
+  if (std::isnan(x)) return e.i != 0 || mpfi_nan_p(e.f);
+  if (mpfi_nan_p(e.f)) return false;
+  return mpfr_cmp_d(lo(e), x) <= 0 && mpfr_cmp_d(hi(e), x) >= 0;
+}
+
+std::string faithful_text(const EVal& e, DType t) {
+  if (!is_float(t)) return std::to_string(e.i);
+  if (mpfi_nan_p(e.f)) return "NaN";
+  char buf[160];
+  int digits = t == DType::F64 ? 17 : 9;
+  mpfr_snprintf(buf, sizeof buf, "[%.*Rg, %.*Rg]%s", digits, lo(e), digits, hi(e), e.i ? " or NaN" : "");
+  return buf;
 }
 
 bool enclosures_disjoint(const EVal& a, const EVal& b, DType t) {

@@ -24,6 +24,7 @@
 
 #include "semantics/big_value.h"
 #include "semantics/evaluator.h"
+#include "semantics/faithful.h"
 
 namespace stax::sem {
 
@@ -65,12 +66,17 @@ class EnclosureDomain : public BigDomain<EVal> {
     int64_t rsize = 1;
     std::vector<EVal> acc;
     std::vector<int64_t> arg;
+    std::vector<EVal> mag;  ///< faithful sums: an enclosure of Σ|x|
   };
   void red_init(RedState& s, RedOp op, const Const& init, DType elem_tag, int64_t outputs, int64_t rsize);
   void red_fold(RedState& s, Value col, size_t n, int64_t flat_start);
   void red_finish(RedState& s, EncTensor& out);
 
   EncTensor from_tensor(const Tensor& t) const;
+
+  /// Faithful mode (semantics/faithful.h): every float result is widened to
+  /// what a faithful implementation under `m` may give. Null: the real value.
+  void set_faithful(const FaithfulModel* m) { faithful_ = m; }
 
   /// Set by the first discontinuity an enclosure straddles (see the file comment).
   std::optional<std::string> indeterminate;
@@ -84,7 +90,12 @@ class EnclosureDomain : public BigDomain<EVal> {
   /// do not decide it.
   std::optional<bool> compare(ScalarOp op, mpfi_srcptr a, mpfi_srcptr b);
   void float_op(ScalarOp op, EVal& o, const EVal& a, const EVal* b, const EVal* c);
+  /// Faithful mode: widens `o = op(a, b, c)` (float_op's result) and sets its NaN flag.
+  void faithful_result(ScalarOp op, DType tag, EVal& o, const EVal& a, const EVal* b, const EVal* c);
+  /// Faithful mode: a reduction's exact fold widened to any order.
+  void faithful_fold_end(const RedState& s, size_t i, EVal& v);
   EVal tmp_;
+  const FaithfulModel* faithful_ = nullptr;
 };
 
 struct EnclosureOutcome {
@@ -102,5 +113,16 @@ EnclosureOutcome eval_enclosure(const Program& p, const Inputs& in, long precisi
 bool enclosures_disjoint(const EVal& a, const EVal& b, DType t);
 
 std::string enclosure_text(const EVal& v, DType t);
+
+/// Evaluates the program's faithful enclosures (semantics/faithful.h) at
+/// `precision` bits. Inputs must pass check_inputs.
+EnclosureOutcome eval_faithful(const Program& p, const Inputs& in, const FaithfulModel& m, long precision = 128);
+
+/// Whether a float result `x` of dtype t is one a faithful enclosure allows:
+/// NaN where the value may be NaN, otherwise inside the interval (±0 both
+/// inside when 0 is).
+bool faithful_contains(const EVal& e, DType t, double x);
+/// "[lo, hi]" with "or NaN" when the value may be NaN, in t's precision.
+std::string faithful_text(const EVal& e, DType t);
 
 }  // namespace stax::sem

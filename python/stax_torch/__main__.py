@@ -1,5 +1,6 @@
 """Command line: python -m stax_torch torch-sum-golden --out DIR
-              python -m stax_torch export SCRIPT.py [--out DIR] [--no-npy]"""
+              python -m stax_torch export SCRIPT.py [--out DIR] [--no-npy]
+              python -m stax_torch trace DIR [--graph FILE] [--no-compile]"""
 
 import argparse
 import json
@@ -104,6 +105,10 @@ def main(argv=None):
     e.add_argument("script", metavar="SCRIPT.py")
     e.add_argument("--out", default=None, metavar="DIR", help="default: SCRIPT's name without .py")
     e.add_argument("--no-npy", action="store_true", help="write the graph only")
+    t = sub.add_parser("trace", help="run DIR/graph.json in PyTorch: eager node by node, and torch.compile")
+    t.add_argument("dir", metavar="DIR")
+    t.add_argument("--graph", default=None, metavar="FILE", help="default: DIR/graph.json")
+    t.add_argument("--no-compile", action="store_true", help="eager only (no Inductor)")
     a = ap.parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -115,6 +120,18 @@ def main(argv=None):
 
         out = a.out or os.path.splitext(os.path.basename(a.script))[0]
         return export_main(a.script, out, not a.no_npy)
+    if a.cmd == "trace":
+        from .trace import TraceError, trace
+
+        try:
+            meta = trace(a.dir, a.graph, not a.no_compile)
+        except (TraceError, OSError, ValueError) as e:
+            print("stax_torch trace: %s" % e, file=sys.stderr)
+            return 2
+        print("stax_torch trace: %s: %d eager node outputs, %d compiled outputs (torch %s, %s)"
+              % (a.dir, len(meta["files"]["eager"]), len(meta["files"]["compiled"]), meta["torch"],
+                 meta["cpu_capability"]))
+        return 0
     meta = torch_sum_golden(a.out)
     print("stax_torch: wrote %d files to %s (torch %s)" % (len(meta["files"]) + 2, a.out, meta["torch"]))
     return 0

@@ -1,0 +1,139 @@
+"""`python -m stax_torch trace DIR [--graph FILE] [--no-compile]`: run one of
+our graph JSON files in PyTorch, node by node, for `stax torch-check`.
+
+DIR holds the graph (default DIR/graph.json) and one NAME.npy per graph input
+(what `export` writes). The trace writes
+
+- DIR/eager/NODE.npy: PyTorch eager's output of every node, each node run by
+  the dispatcher (`torch.ops.aten.<op>`) on PyTorch's own outputs of the
+  nodes before it, so that `stax torch-check` can apply our reference op to
+  exactly the inputs PyTorch's op saw;
+- DIR/compiled/OUTPUT.npy: the graph's outputs from `torch.compile` (Inductor)
+  of a function that calls the same aten ops on the graph inputs;
+- DIR/trace.json: the torch version, the CPU capability, the thread count
+  (one: PyTorch's sums split per thread above 32,768 elements) and the files.
+
+Nothing here judges: the checks are C++ (`stax torch-check`, peers/).
+"""
+
+import json
+import os
+import platform
+
+import numpy as np
+
+DTYPES = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16",
+          "i32": "int32", "i64": "int64", "bool": "bool"}
+
+
+class TraceError(Exception):
+    pass
+
+
+def torch_dtype(name):
+    import torch
+
+    if name not in DTYPES:
+        raise TraceError("unknown dtype %r" % name)
+    return getattr(torch, DTYPES[name])
+
+
+def resolve(v, env):
+    """A JSON argument -> a Python value: a string names a tensor (node or input)."""
+    if isinstance(v, str):
+        if v not in env:
+            raise TraceError("reference to unknown tensor %r" % v)
+        return env[v]
+    if isinstance(v, list):
+        return [resolve(x, env) for x in v]
+    return v
+
+
+def kwarg(k, v):
+    if k == "dtype" and isinstance(v, str):
+        return torch_dtype(v)
+    return v
+
+
+def aten_op(op):
+    import torch
+
+    base, _, overload = op.partition(".")
+    packet = getattr(torch.ops.aten, base, None)
+    fn = getattr(packet, overload or "default", None) if packet is not None else None
+    if fn is None:
+        raise TraceError("no PyTorch operator aten.%s" % op)
+    return fn
+
+
+def run_nodes(graph, env, on_node=None):
+    """Runs the graph's nodes in order on `env` (name -> tensor); returns env."""
+    for n in graph["nodes"]:
+        fn = aten_op(n["op"])
+        args = resolve(n.get("args", []), env)
+        kwargs = {k: kwarg(k, v) for k, v in n.get("kwargs", {}).items()}
+        y = fn(*args, **kwargs)
+        if not hasattr(y, "dtype"):
+            raise TraceError("node %s (%s) did not return one tensor" % (n["name"], n["op"]))
+        env[n["name"]] = y
+        if on_node:
+            on_node(n["name"], y)
+    return env
+
+
+def to_numpy(t):
+    import torch
+
+    if t.dtype == torch.bfloat16:  # NumPy has no bfloat16: the bits as uint16 are not .npy-typed
+        raise TraceError("bfloat16 outputs are not supported by the trace (.npy has no bf16)")
+    return t.detach().contiguous().cpu().numpy()
+
+
+def trace(d, graph_file=None, compile_=True):
+    import torch
+
+    torch.set_num_threads(1)
+    graph_file = graph_file or os.path.join(d, "graph.json")
+    with open(graph_file) as f:
+        graph = json.load(f)
+    inputs = {}
+    for i in graph["inputs"]:
+        path = os.path.join(d, i["name"] + ".npy")
+        if not os.path.isfile(path):
+            raise TraceError("%s: missing input file for graph input %s" % (path, i["name"]))
+        inputs[i["name"]] = torch.from_numpy(np.load(path))
+    files = {"eager": [], "compiled": []}
+    os.makedirs(os.path.join(d, "eager"), exist_ok=True)
+
+    def save_eager(name, y):
+        np.save(os.path.join(d, "eager", name + ".npy"), to_numpy(y))
+        files["eager"].append(name)
+
+    with torch.no_grad():
+        run_nodes(graph, dict(inputs), save_eager)
+        if compile_:
+            names = [i["name"] for i in graph["inputs"]]
+
+            def fn(*a):
+                env = run_nodes(graph, dict(zip(names, a)))
+                return tuple(env[o] for o in graph["outputs"])
+
+            compiled = torch.compile(fn, backend="inductor", fullgraph=True)
+            outs = compiled(*[inputs[n] for n in names])
+            os.makedirs(os.path.join(d, "compiled"), exist_ok=True)
+            for name, y in zip(graph["outputs"], outs):
+                np.save(os.path.join(d, "compiled", name + ".npy"), to_numpy(y))
+                files["compiled"].append(name)
+    meta = {
+        "generator": "python -m stax_torch trace",
+        "graph": os.path.basename(graph_file),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "threads": torch.get_num_threads(),
+        "files": files,
+    }
+    with open(os.path.join(d, "trace.json"), "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return meta
