@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       cli::register_rewrite(app),    cli::register_fuzz(app),     cli::register_bench(app),
       cli::register_partition(app),  cli::register_train_step(app),
       cli::register_grad(app),       cli::register_jvp(app),      cli::register_hvp(app),
-      cli::register_checkpoint(app), cli::register_mathcheck(app),
+      cli::register_checkpoint(app), cli::register_mathcheck(app), cli::register_torch_check(app),
   };
   // A first word that names no subcommand (CLI11 would only say that one is
   // required).

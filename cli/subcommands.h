@@ -45,5 +45,6 @@ Subcommand register_jvp(CLI::App& app);    // jvp_command.cpp
 Subcommand register_hvp(CLI::App& app);    // jvp_command.cpp
 Subcommand register_checkpoint(CLI::App& app);  // checkpoint_command.cpp
 Subcommand register_mathcheck(CLI::App& app);   // mathcheck_command.cpp
+Subcommand register_torch_check(CLI::App& app);  // torch_check_command.cpp
 
 }  // namespace stax::cli

@@ -437,6 +437,10 @@ bool faithful_contains(const EVal& e, DType t, double x) {
   return mpfr_cmp_d(lo(e), x) <= 0 && mpfr_cmp_d(hi(e), x) >= 0;
 }
 
+std::pair<double, double> faithful_bounds(const EVal& e) {
+  return {mpfr_get_d(lo(e), MPFR_RNDN), mpfr_get_d(hi(e), MPFR_RNDN)};
+}
+
 std::string faithful_text(const EVal& e, DType t) {
   if (!is_float(t)) return std::to_string(e.i);
   if (mpfi_nan_p(e.f)) return "NaN";

@@ -122,6 +122,9 @@ EnclosureOutcome eval_faithful(const Program& p, const Inputs& in, const Faithfu
 /// NaN where the value may be NaN, otherwise inside the interval (±0 both
 /// inside when 0 is).
 bool faithful_contains(const EVal& e, DType t, double x);
+/// The bounds of a faithful enclosure (values of its dtype's grid; NaN, NaN
+/// when it holds only NaN).
+std::pair<double, double> faithful_bounds(const EVal& e);
 /// "[lo, hi]" with "or NaN" when the value may be NaN, in t's precision.
 std::string faithful_text(const EVal& e, DType t);
 

@@ -1,0 +1,146 @@
+// `stax torch-check DIR` (issue 19): PyTorch eager op by op, and PyTorch's
+// compiled (Inductor) outputs against the whole graph's faithful enclosure,
+// from a trace written by `python -m stax_torch trace DIR` (peers/torch_check.h).
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/subcommands.h"
+#include "peers/torch_check.h"
+#include "semantics/evaluator.h"
+#include "semantics/npy.h"
+
+namespace stax::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TorchCheckOptions {
+  std::string dir, graph, eager, compiled, model = "pytorch-cpu";
+  bool json = false, no_eager = false, no_compiled = false;
+  int64_t threads = 0, max_findings = 10;
+};
+
+/// Reads DIR/NAME.npy for each name; a missing file is skipped when
+/// `optional`, else an error. False (message printed) on an unreadable file.
+bool read_tensors(const fs::path& dir, const std::vector<std::string>& names, bool optional, peers::TensorMap& out) {
+  for (const std::string& n : names) {
+    fs::path f = dir / (n + ".npy");
+    if (!fs::exists(f)) {
+      if (optional) continue;
+      std::cerr << "error: " << f.string() << ": no such file (graph input " << n << ")\n";
+      return false;
+    }
+    auto t = sem::read_npy(f.string());
+    if (auto* e = std::get_if<std::string>(&t)) {
+      std::cerr << "error: " << *e << "\n";
+      return false;
+    }
+    out[n] = std::get<sem::Tensor>(std::move(t));
+  }
+  return true;
+}
+
+int torch_check_command(const TorchCheckOptions& o) {
+  fs::path dir(o.dir);
+  std::string graph_file = o.graph.empty() ? (dir / "graph.json").string() : o.graph;
+  auto gr = compiler::read_graph(graph_file);
+  if (auto* e = std::get_if<compiler::GraphError>(&gr)) {
+    std::cerr << "error: " << e->str() << "\n";
+    return 2;
+  }
+  const compiler::Graph& g = std::get<compiler::Graph>(gr);
+  peers::Options opt;
+  if (o.model == "correctly-rounded") opt.model = sem::FaithfulModel::correctly_rounded();
+  else if (o.model != "pytorch-cpu") {
+    std::cerr << "error: --model must be pytorch-cpu or correctly-rounded, got '" << o.model << "'\n";
+    return 2;
+  }
+  opt.max_findings = o.max_findings;
+  opt.threads = 1;
+  if (fs::path meta = dir / "trace.json"; fs::exists(meta)) {
+    std::ifstream f(meta);
+    nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      std::cerr << "error: " << meta.string() << ": not a JSON object\n";
+      return 2;
+    }
+    if (j.contains("threads") && j["threads"].is_number_integer()) opt.threads = j["threads"].get<int64_t>();
+  }
+  if (o.threads > 0) opt.threads = o.threads;
+  if (opt.threads < 1 || opt.threads > 1024) {
+    std::cerr << "error: threads must be in [1, 1024], got " << opt.threads << "\n";
+    return 2;
+  }
+  std::vector<std::string> input_names, node_names;
+  for (const auto& in : g.inputs) input_names.push_back(in.name);
+  for (const auto& n : g.nodes) node_names.push_back(n.name);
+  peers::TensorMap inputs, eager, compiled;
+  if (!read_tensors(dir, input_names, false, inputs)) return 2;
+  fs::path eager_dir = o.eager.empty() ? dir / "eager" : fs::path(o.eager);
+  fs::path compiled_dir = o.compiled.empty() ? dir / "compiled" : fs::path(o.compiled);
+  bool do_eager = !o.no_eager && fs::is_directory(eager_dir);
+  bool do_compiled = !o.no_compiled && fs::is_directory(compiled_dir);
+  if (!do_eager && !do_compiled) {
+    std::cerr << "error: neither " << eager_dir.string() << " nor " << compiled_dir.string()
+              << " is a folder: run `python -m stax_torch trace " << o.dir << "` first\n";
+    return 2;
+  }
+  if (do_eager && !read_tensors(eager_dir, node_names, true, eager)) return 2;
+  if (do_compiled && !read_tensors(compiled_dir, g.outputs, true, compiled)) return 2;
+  peers::Report r;
+  try {
+    if (do_eager) peers::check_eager(g, inputs, eager, opt, r);
+    if (do_compiled) peers::check_outputs(g, inputs, compiled, "compiled", opt, r);
+    if (do_eager) {  // eager's final outputs against the same whole-graph enclosure
+      peers::TensorMap finals;
+      for (const std::string& out : g.outputs)
+        if (auto it = eager.find(out); it != eager.end()) finals[out] = it->second;
+      peers::check_outputs(g, inputs, finals, "eager", opt, r);
+    }
+  } catch (const sem::ResourceError& e) {
+    std::cerr << "error: " << e.message << "\n";
+    return 2;
+  }
+  int64_t checked = 0;
+  for (const auto* list : {&r.nodes, &r.outputs})
+    for (const auto& n : *list) checked += n.checked;
+  if (o.json) std::cout << r.to_json().dump(1) << "\n";
+  else std::cout << r.text();
+  if (r.finding_count > 0) {
+    if (!o.json) std::cout << "verdict: refuted (" << r.finding_count << " findings)\n";
+    return 1;
+  }
+  if (checked == 0) {
+    if (!o.json) std::cout << "verdict: not checkable (nothing could be checked)\n";
+    return 3;
+  }
+  if (!o.json) std::cout << "verdict: tested (one input set: " << checked << " checks, 0 findings)\n";
+  return 0;
+}
+
+}  // namespace
+
+Subcommand register_torch_check(CLI::App& app) {
+  auto o = std::make_shared<TorchCheckOptions>();
+  auto* c = app.add_subcommand("torch-check",
+                               "Check PyTorch eager (op by op) and compiled outputs of a traced graph, no tolerances");
+  c->add_option("dir", o->dir, "folder of `python -m stax_torch trace`: graph.json, inputs, eager/, compiled/")
+      ->required();
+  c->add_option("--graph", o->graph, "the graph (default DIR/graph.json)");
+  c->add_option("--eager", o->eager, "PyTorch's output of each node (default DIR/eager)");
+  c->add_option("--compiled", o->compiled, "the compiled graph's outputs (default DIR/compiled)");
+  c->add_flag("--no-eager", o->no_eager, "skip the op-by-op check");
+  c->add_flag("--no-compiled", o->no_compiled, "skip the compiled outputs");
+  c->add_option("--model", o->model, "library model: pytorch-cpu (default) or correctly-rounded");
+  c->add_option("--threads", o->threads, "PyTorch's thread count (default: trace.json's, else 1)");
+  c->add_option("--max-findings", o->max_findings, "findings listed per node (all are counted)");
+  c->add_flag("--json", o->json, "one JSON document");
+  return {c, [o] { return torch_check_command(*o); }};
+}
+
+}  // namespace stax::cli
