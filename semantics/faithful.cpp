@@ -111,7 +111,7 @@ double grid_up(mpfr_srcptr x, DType t) {
 }
 
 double grid_step(double v, DType t, int k) {
-  if (std::isnan(v) || std::isinf(v) || k == 0) return v;
+  if (std::isnan(v) || k == 0) return v;
   int64_t o = ordinal(v, t), end = inf_ordinal(t);
   // +0 and -0 share ordinal 0: a step down from +0 goes to -min, up from -0 to +min.
   int64_t n = o + k;

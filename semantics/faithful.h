@@ -57,7 +57,7 @@ struct FaithfulModel {
 double grid_down(mpfr_srcptr x, DType t);
 double grid_up(mpfr_srcptr x, DType t);
 /// `v` (a value of t's grid) moved `k` steps of t's grid (k > 0 up, k < 0
-/// down); ±inf stay.
+/// down), clamped at ±inf (a step down from +inf is the largest finite value).
 double grid_step(double v, DType t, int k);
 /// The largest finite value of float dtype t.
 double grid_max(DType t);
