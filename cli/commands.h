@@ -196,12 +196,17 @@ struct FuzzCommandOptions {
   unsigned prove_timeout_ms = 2000;
   double iteration_timeout = 600;
   std::string out_dir;  ///< write every finding's reproducer under DIR/finding-SEED/
+  std::string target = "programs";  ///< programs (ours), torch-eager, torch-inductor
+  std::string torch_python;          ///< torch targets: an interpreter with torch
+  int batch = 16;                    ///< torch targets: graphs per PyTorch process
   bool list_mutants = false;
   bool quiet = false;
   bool json = false;
 };
 /// A differential fuzzing campaign (DESIGN §8). Exit 1 when it holds findings.
 int fuzz_command(const FuzzCommandOptions& o);
+/// `--target torch-eager|torch-inductor` (fuzz_torch_command.cpp, peers/torch_campaign.h).
+int fuzz_torch_command(const FuzzCommandOptions& o);
 
 struct FuzzReportOptions {
   std::string db, extract_dir;

@@ -404,6 +404,12 @@ Subcommand register_fuzz(CLI::App& app) {
   fzc->add_option("--prove-timeout-ms", fz->prove_timeout_ms, "the prover's time per program");
   fzc->add_option("--shrink-seconds", fz->shrink_seconds, "time budget per finding's shrinking");
   fzc->add_option("--out", fz->out_dir, "write reproducers to DIR/finding-SEED/ (with --db)");
+  fzc->add_option("--target", fz->target,
+                  "programs (default: generated core-language programs), torch-eager (PyTorch op by op) or "
+                  "torch-inductor (torch.compile's outputs against faithful enclosures)");
+  fzc->add_option("--torch-python", fz->torch_python,
+                  "torch targets: python with torch (default $STAX_TORCH_PYTHON, else the venv of scripts/setup_torch.sh)");
+  fzc->add_option("--batch", fz->batch, "torch targets: graphs per PyTorch process");
   fzc->add_flag("--list-mutants", fz->list_mutants, "list the seeded bugs");
   fzc->add_flag("--quiet", fz->quiet, "no progress line");
   fzc->add_flag("--json", fz->json, "one JSON document");
@@ -450,6 +456,7 @@ Subcommand register_fuzz(CLI::App& app) {
             if (*fzpc) return fuzz_replay_command(*fzp);
             if (*fzbc) return fuzz_bench_command(*fzb);
             if (*count_opt) fz->count = *count;
+            if (fz->target != "programs") return fuzz_torch_command(*fz);
             return fuzz_command(*fz);
           }};
 }

@@ -63,13 +63,10 @@ int torch_check_command(const TorchCheckOptions& o) {
   opt.max_findings = o.max_findings;
   opt.threads = 1;
   if (fs::path meta = dir / "trace.json"; fs::exists(meta)) {
-    std::ifstream f(meta);
-    nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      std::cerr << "error: " << meta.string() << ": not a JSON object\n";
+    if (auto e = peers::read_trace_meta(meta.string(), opt)) {
+      std::cerr << "error: " << *e << "\n";
       return 2;
     }
-    if (j.contains("threads") && j["threads"].is_number_integer()) opt.threads = j["threads"].get<int64_t>();
   }
   if (o.threads > 0) opt.threads = o.threads;
   if (opt.threads < 1 || opt.threads > 1024) {

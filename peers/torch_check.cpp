@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
+#include <fstream>
 #include <sstream>
 
 #include "compiler/lower.h"
@@ -48,7 +50,7 @@ NodeClass node_class(const std::string& op) {
 
 std::string Finding::str() const {
   std::string s = (op.empty() ? "output " : "node ") + node + (op.empty() ? "" : " (" + op + ")") + " [" + cls +
-                  "] at " + sem::index_text(index) + ": PyTorch " + theirs + ", ours " + ours;
+                  (kind.empty() ? "" : ", " + kind) + "] at " + sem::index_text(index) + ": PyTorch " + theirs + ", ours " + ours;
   return s;
 }
 
@@ -86,12 +88,23 @@ void judge(const std::string& node, const std::string& op, NodeClass cls, const 
     ++nr.outside;
     ++r.finding_count;
     if (listed++ >= opt.max_findings) continue;
-    r.findings.push_back({node, op, std::string(class_name(cls)), sem::unflatten(theirs.shape, i),
-                          sem::element_text(theirs, i),
-                          enc && is_float_tensor(theirs)
-                              ? sem::faithful_text(enc->data[size_t(i)], theirs.dtype) + " (IEEE " +
-                                    sem::element_text(ieee, i) + ")"
-                              : sem::element_text(ieee, i)});
+    bool by_enc = enc && is_float_tensor(theirs);
+    Finding f{node, op, std::string(class_name(cls)), "", sem::unflatten(theirs.shape, i), sem::element_text(theirs, i),
+              by_enc ? sem::faithful_text(enc->data[size_t(i)], theirs.dtype) + " (IEEE " +
+                           sem::element_text(ieee, i) + ")"
+                     : sem::element_text(ieee, i)};
+    f.theirs_value = theirs.get_double(i);
+    double a = f.theirs_value, b = ieee.get_double(i);
+    if (std::isnan(a) != std::isnan(b)) f.kind = "NaN";
+    else if (a == 0 && b == 0 && std::signbit(a) != std::signbit(b) && !by_enc) f.kind = "sign of zero";
+    else f.kind = "value";
+    f.ours_value = ieee.get_double(i);
+    f.exact = !by_enc;
+    if (by_enc) {
+      std::tie(f.lo, f.hi) = sem::faithful_bounds(enc->data[size_t(i)]);
+      f.nan_ok = sem::faithful_contains(enc->data[size_t(i)], theirs.dtype, NAN);
+    }
+    r.findings.push_back(std::move(f));
   }
   if (!widths.empty()) {
     auto mid = widths.begin() + std::ptrdiff_t(widths.size() / 2);
@@ -174,7 +187,7 @@ void check_eager(const compiler::Graph& g, const TensorMap& inputs, const Tensor
       nr.cls = "shape";
       nr.outside = 1;
       ++r.finding_count;
-      r.findings.push_back({n.name, n.op, "shape", {}, *bad, sem::type_str(*out_type)});
+      r.findings.push_back({n.name, n.op, "shape", "shape", {}, *bad, sem::type_str(*out_type), 0, true, 0, 0, 0, false});
       r.nodes.push_back(nr);
       continue;
     }
@@ -191,6 +204,15 @@ void check_eager(const compiler::Graph& g, const TensorMap& inputs, const Tensor
       continue;
     }
     sem::Program judged = *p;
+    std::string strided;
+    for (const std::string& ref : refs)
+      if (opt.noncontiguous.count(ref)) strided = ref;
+    if (cls == NodeClass::TorchSum && !strided.empty()) {
+      cls = NodeClass::Enclosure;
+      nr.cls = std::string(class_name(cls));
+      nr.note = "PyTorch's operand " + strided + " is not contiguous (a view's strides); torch-sum models "
+                "contiguous operands: any order";
+    }
     if (cls == NodeClass::TorchSum) {
       xform::TorchSumOptions tso;
       tso.threads = opt.threads;
@@ -269,7 +291,7 @@ void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const Tens
     if (auto bad = shape_mismatch(it->second, *t)) {
       nr.outside = 1;
       ++r.finding_count;
-      r.findings.push_back({o, "", who + " shape", {}, *bad, sem::type_str(*t)});
+      r.findings.push_back({o, "", who + " shape", "shape", {}, *bad, sem::type_str(*t), 0, true, 0, 0, 0, false});
       r.outputs.push_back(nr);
       continue;
     }
@@ -278,6 +300,25 @@ void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const Tens
       if (f.node == o && f.op.empty() && f.cls == "enclosure") f.cls = who + " enclosure";
     r.outputs.push_back(nr);
   }
+}
+
+std::optional<std::string> read_trace_meta(const std::string& file, Options& opt) {
+  std::ifstream f(file);
+  if (!f) return file + ": cannot be read";
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return file + ": not a JSON object";
+  if (j.contains("threads")) {
+    if (!j["threads"].is_number_integer()) return file + ": \"threads\" must be an integer";
+    opt.threads = j["threads"].get<int64_t>();
+  }
+  if (j.contains("noncontiguous")) {
+    if (!j["noncontiguous"].is_array()) return file + ": \"noncontiguous\" must be an array of names";
+    for (const auto& n : j["noncontiguous"]) {
+      if (!n.is_string()) return file + ": \"noncontiguous\" must be an array of names";
+      opt.noncontiguous.insert(n.get<std::string>());
+    }
+  }
+  return std::nullopt;
 }
 
 nlohmann::json Report::to_json() const {
@@ -295,7 +336,7 @@ nlohmann::json Report::to_json() const {
   for (const NodeReport& n : nodes) j["nodes"].push_back(node_json(n));
   for (const NodeReport& n : outputs) j["outputs"].push_back(node_json(n));
   for (const Finding& f : findings)
-    j["listed"].push_back({{"node", f.node}, {"op", f.op}, {"class", f.cls}, {"index", f.index},
+    j["listed"].push_back({{"node", f.node}, {"op", f.op}, {"class", f.cls}, {"kind", f.kind}, {"index", f.index},
                            {"pytorch", f.theirs}, {"ours", f.ours}});
   if (indeterminate) j["indeterminate"] = *indeterminate;
   return j;

@@ -26,6 +26,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,17 @@ struct Finding {
   std::string node;   ///< the node (eager) or the output (compiled)
   std::string op;     ///< its overload ("" for a compiled output)
   std::string cls;    ///< exact, torch-sum, enclosure, shape
+  std::string kind;   ///< "sign of zero" (±0 against ∓0), "NaN" (one side only), "value", "shape"
   std::vector<int64_t> index;
   std::string theirs;  ///< PyTorch's value (bits for floats)
   std::string ours;    ///< our bits, or the enclosure
+  // The same, as numbers (reproducers): PyTorch's value; what is allowed:
+  // exactly `ours_value` (exact classes), or [lo, hi] and NaN when `nan_ok`.
+  double theirs_value = 0;
+  bool exact = true;
+  double ours_value = 0;
+  double lo = 0, hi = 0;
+  bool nan_ok = false;
   std::string str() const;
 };
 
@@ -69,7 +78,14 @@ struct Options {
   sem::FaithfulModel model = sem::FaithfulModel::pytorch_cpu();
   int64_t threads = 1;          ///< torch.set_num_threads of the trace (torch-sum's threads=)
   int64_t max_findings = 10;    ///< listed per node/output; all are counted
+  /// Tensors whose PyTorch layout is not contiguous (a view's strides):
+  /// their sums are not in torch-sum's order, so they are judged as enclosures.
+  std::set<std::string> noncontiguous;
 };
+
+/// Reads a trace's trace.json (`python -m stax_torch trace`): the thread count
+/// and the non-contiguous tensors. An error message on a malformed file.
+std::optional<std::string> read_trace_meta(const std::string& file, Options& opt);
 
 /// Tensors by name: the graph's inputs, and PyTorch's outputs.
 using TensorMap = std::map<std::string, sem::Tensor>;

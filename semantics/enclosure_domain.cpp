@@ -211,23 +211,44 @@ EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType tag
 
 void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVal& a, const EVal* b,
                                       const EVal* c) {
+  if (op == ScalarOp::Sigmoid || op == ScalarOp::Rsqrt) {
+    // DESIGN §3's composite definitions, each step faithful (exp(-x) may
+    // overflow, so sigmoid(-100) may be 0): 1 / (1 + exp(-x)), 1 / sqrt(x).
+    EVal t(prec_), one(prec_);
+    mpfi_set_si(one.f, 1);
+    one.i = 0;
+    if (op == ScalarOp::Sigmoid) {
+      faithful_result(ScalarOp::Neg, tag, t, a, nullptr, nullptr);
+      faithful_result(ScalarOp::Exp, tag, t, t, nullptr, nullptr);
+      faithful_result(ScalarOp::Add, tag, t, one, &t, nullptr);
+    } else {
+      faithful_result(ScalarOp::Sqrt, tag, t, a, nullptr, nullptr);
+    }
+    faithful_result(ScalarOp::Div, tag, o, one, &t, nullptr);
+    return;
+  }
   // The operands' properties first: `o` may be one of them.
-  bool may_nan = false, points = true, inf = false;
-  for (const EVal* x : {&a, b, c}) {
+  bool may_nan = false, points = true, any_inf = false;
+  bool inf[3] = {false, false, false}, zero[3] = {false, false, false};
+  const EVal* xs[3] = {&a, b, c};
+  for (int k = 0; k < 3; ++k) {
+    const EVal* x = xs[k];
     if (!x) continue;
     may_nan |= x->i != 0 || mpfi_nan_p(x->f);
     if (mpfi_nan_p(x->f)) continue;
     points &= mpfr_equal_p(lo(*x), hi(*x));
-    inf |= mpfr_inf_p(lo(*x)) || mpfr_inf_p(hi(*x));
+    inf[k] = mpfr_inf_p(lo(*x)) || mpfr_inf_p(hi(*x));
+    zero[k] = mpfi_has_zero(x->f) > 0;
+    any_inf |= inf[k];
   }
-  // 0/0, and inf - inf, 0 * inf, sin(inf), ... where an operand may be infinite.
-  may_nan |= op == ScalarOp::Div && !mpfi_nan_p(a.f) && !mpfi_nan_p(b->f) && mpfi_has_zero(a.f) &&
-             mpfi_has_zero(b->f);
+  // Where an IEEE NaN may come from numbers: inf - inf, 0 * inf, 0 / 0,
+  // inf / inf, sin(inf), ... (coarse for fma, mod, floordiv and pow).
   switch (op) {
-    case ScalarOp::Add: case ScalarOp::Sub: case ScalarOp::Mul: case ScalarOp::Div: case ScalarOp::Fma:
-    case ScalarOp::Mod: case ScalarOp::FloorDiv: case ScalarOp::Pow: case ScalarOp::Sin: case ScalarOp::Cos:
-      may_nan |= inf;
-      break;
+    case ScalarOp::Add: case ScalarOp::Sub: may_nan |= inf[0] && inf[1]; break;
+    case ScalarOp::Mul: may_nan |= (inf[0] && zero[1]) || (inf[1] && zero[0]); break;
+    case ScalarOp::Div: may_nan |= (inf[0] && inf[1]) || (zero[0] && zero[1]); break;
+    case ScalarOp::Mod: case ScalarOp::FloorDiv: may_nan |= any_inf || zero[1]; break;
+    case ScalarOp::Fma: case ScalarOp::Pow: case ScalarOp::Sin: case ScalarOp::Cos: may_nan |= any_inf; break;
     default: break;
   }
   float_op(op, o, a, b, c);

@@ -12,6 +12,8 @@
 //  - a library function (exp, log, tanh, erf, ...) is within its documented
 //    bound of the real value: `ulps` units in the last place of the dtype and
 //    an absolute error `abs` (FaithfulModel::pytorch_cpu says which and why);
+//    sigmoid and rsqrt are their composite formulas (DESIGN §3), each step
+//    faithful, so an intermediate overflow is allowed for as in PyTorch;
 //  - a float sum of n terms in *any* order is within γ(n−1)·Σ|x| of the real
 //    sum (Higham, Thm. 4.4; it holds with gradual underflow), and may overflow
 //    when Σ|x| reaches the dtype's largest value; max and min are exact in

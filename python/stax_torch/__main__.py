@@ -1,6 +1,7 @@
 """Command line: python -m stax_torch torch-sum-golden --out DIR
               python -m stax_torch export SCRIPT.py [--out DIR] [--no-npy]
-              python -m stax_torch trace DIR [--graph FILE] [--no-compile]"""
+              python -m stax_torch trace DIR [--graph FILE] [--no-compile]
+              python -m stax_torch trace-batch [--no-compile] DIR..."""
 
 import argparse
 import json
@@ -109,6 +110,9 @@ def main(argv=None):
     t.add_argument("dir", metavar="DIR")
     t.add_argument("--graph", default=None, metavar="FILE", help="default: DIR/graph.json")
     t.add_argument("--no-compile", action="store_true", help="eager only (no Inductor)")
+    b = sub.add_parser("trace-batch", help="trace each DIR; PyTorch's errors go to DIR/error.txt")
+    b.add_argument("dirs", nargs="+", metavar="DIR")
+    b.add_argument("--no-compile", action="store_true", help="eager only (no Inductor)")
     a = ap.parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -120,6 +124,12 @@ def main(argv=None):
 
         out = a.out or os.path.splitext(os.path.basename(a.script))[0]
         return export_main(a.script, out, not a.no_npy)
+    if a.cmd == "trace-batch":
+        from .trace import trace_batch
+
+        failed = trace_batch(a.dirs, not a.no_compile)
+        print("stax_torch trace-batch: %d folders, %d with PyTorch errors" % (len(a.dirs), failed))
+        return 0
     if a.cmd == "trace":
         from .trace import TraceError, trace
 

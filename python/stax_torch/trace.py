@@ -11,7 +11,9 @@ DIR holds the graph (default DIR/graph.json) and one NAME.npy per graph input
 - DIR/compiled/OUTPUT.npy: the graph's outputs from `torch.compile` (Inductor)
   of a function that calls the same aten ops on the graph inputs;
 - DIR/trace.json: the torch version, the CPU capability, the thread count
-  (one: PyTorch's sums split per thread above 32,768 elements) and the files.
+  (one: PyTorch's sums split per thread above 32,768 elements), the nodes
+  whose eager output is not contiguous (a view's strides: the op after it
+  reads memory in another order) and the files.
 
 Nothing here judges: the checks are C++ (`stax torch-check`, peers/).
 """
@@ -89,6 +91,29 @@ def to_numpy(t):
     return t.detach().contiguous().cpu().numpy()
 
 
+def trace_batch(dirs, compile_=True):
+    """Traces each folder; PyTorch's own error on one (an op it refuses, a
+    compile failure) goes to DIR/error.txt and the batch goes on. Returns the
+    number of folders that failed."""
+    import torch
+
+    failed = 0
+    for d in dirs:
+        err = os.path.join(d, "error.txt")
+        if os.path.exists(err):
+            os.remove(err)
+        try:
+            trace(d, None, compile_)
+        except Exception as e:  # noqa: BLE001 -- any PyTorch error is data for the campaign
+            failed += 1
+            msg = ("%s: %s" % (type(e).__name__, e)).strip().splitlines()
+            with open(err, "w") as f:
+                f.write((msg[0] if msg else type(e).__name__)[:500] + "\n")
+        if compile_:
+            torch._dynamo.reset()
+    return failed
+
+
 def trace(d, graph_file=None, compile_=True):
     import torch
 
@@ -103,11 +128,14 @@ def trace(d, graph_file=None, compile_=True):
             raise TraceError("%s: missing input file for graph input %s" % (path, i["name"]))
         inputs[i["name"]] = torch.from_numpy(np.load(path))
     files = {"eager": [], "compiled": []}
+    noncontiguous = []
     os.makedirs(os.path.join(d, "eager"), exist_ok=True)
 
     def save_eager(name, y):
         np.save(os.path.join(d, "eager", name + ".npy"), to_numpy(y))
         files["eager"].append(name)
+        if not y.is_contiguous():  # a view's strides: the next op reads it in another order
+            noncontiguous.append(name)
 
     with torch.no_grad():
         run_nodes(graph, dict(inputs), save_eager)
@@ -131,6 +159,7 @@ def trace(d, graph_file=None, compile_=True):
         "python": platform.python_version(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "threads": torch.get_num_threads(),
+        "noncontiguous": noncontiguous,
         "files": files,
     }
     with open(os.path.join(d, "trace.json"), "w") as f:
