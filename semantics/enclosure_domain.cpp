@@ -251,6 +251,17 @@ void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVa
     case ScalarOp::Fma: case ScalarOp::Pow: case ScalarOp::Sin: case ScalarOp::Cos: may_nan |= any_inf; break;
     default: break;
   }
+  // Outside the domain on part of an interval (on all of it, float_op's result is NaN):
+  // a negative base of pow, sqrt or log of a negative, log1p below -1.
+  if (!mpfi_nan_p(a.f)) {
+    switch (op) {
+      case ScalarOp::Pow: case ScalarOp::Sqrt: case ScalarOp::Log: case ScalarOp::Log2: case ScalarOp::Log10:
+        may_nan |= mpfr_sgn(lo(a)) < 0;
+        break;
+      case ScalarOp::Log1p: may_nan |= mpfr_cmp_si(lo(a), -1) < 0; break;
+      default: break;
+    }
+  }
   float_op(op, o, a, b, c);
   o.i = 1;
   if (mpfi_nan_p(o.f)) {  // NaN for point operands; outside the domain on part of an interval

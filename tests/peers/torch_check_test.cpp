@@ -285,6 +285,31 @@ TEST_CASE("faithful enclosures: grids, NaN flags, one step outside") {
   CHECK(!sem::faithful_contains(e2.outputs.at("m")->data[1], DType::F32, 1.0));
 }
 
+TEST_CASE("faithful enclosures: NaN where an interval leaves a function's domain (a campaign finding)") {
+  // stax fuzz --target torch-inductor, graph seed 19000016: erf(x) may exceed 1
+  // by its model's error, -2·erf(x) then reaches below -1, log1p is outside its
+  // domain on part of the interval, and pow(·, 0.5) of a partly negative base
+  // may be NaN. The enclosure said [-inf, inf] without NaN; Inductor and eager
+  // both give NaN.
+  sem::Program p = test::parse_ok(
+      "input x : f32[2]\nlet a = map(erf, x)\nlet b = map(fn(v) => mul(v, -2.0), a)\nlet c = map(log1p, b)\n"
+      "let d = map(fn(v) => pow(v, 0.5), c)\nlet s = map(sqrt, c)\nlet l = map(log, c)\noutput d\noutput s\noutput l\n");
+  sem::Inputs in{{"x", test::f32({2}, {0.3f, 5.0f})}};
+  sem::EnclosureOutcome e = sem::eval_faithful(p, in, sem::FaithfulModel::pytorch_cpu());
+  REQUIRE(!e.failure);
+  for (const char* o : {"d", "s", "l"})
+    for (int i = 0; i < 2; ++i) {
+      INFO(o << i << " " << sem::faithful_text(e.outputs.at(o)->data[size_t(i)], DType::F32));
+      CHECK(sem::faithful_contains(e.outputs.at(o)->data[size_t(i)], DType::F32, NAN));
+    }
+  // A point outside the domain is NaN only.
+  sem::EnclosureOutcome pt = sem::eval_faithful(
+      test::parse_ok("input x : f32[1]\nlet d = map(fn(v) => pow(v, 0.5), x)\noutput d\n"),
+      {{"x", test::f32({1}, {-2.0f})}}, sem::FaithfulModel::pytorch_cpu());
+  CHECK(sem::faithful_contains(pt.outputs.at("d")->data[0], DType::F32, NAN));
+  CHECK(!sem::faithful_contains(pt.outputs.at("d")->data[0], DType::F32, 0.0));
+}
+
 TEST_CASE("torch-check CLI: the committed PyTorch 2.15 traces pass; a perturbed copy is refuted") {
   fs::path ex = fs::path(STAX_SOURCE_DIR) / "examples/torch/exported";
   for (const char* name : {"example_1_1", "example_5_1", "mlp", "transformer_block", "cross_entropy"}) {
