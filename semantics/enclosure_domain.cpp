@@ -268,6 +268,13 @@ void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVa
     if (!points) set_entire(o);
     return;
   }
+  // Intervals carry no signed zero, but x / ±0 and pow(±0, -k) are ±inf by
+  // the zero's sign: either infinity may come out.
+  if ((op == ScalarOp::Div && zero[1]) || (op == ScalarOp::Pow && zero[0] && mpfr_sgn(lo(*b)) < 0)) {
+    set_entire(o);
+    o.i = may_nan;
+    return;
+  }
   FaithfulModel::Bound bound;
   if (auto it = faithful_->library.find(op); it != faithful_->library.end()) bound = it->second;
   if (bound.abs > 0) {

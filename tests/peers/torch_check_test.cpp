@@ -310,6 +310,22 @@ TEST_CASE("faithful enclosures: NaN where an interval leaves a function's domain
   CHECK(!sem::faithful_contains(pt.outputs.at("d")->data[0], DType::F32, 0.0));
 }
 
+TEST_CASE("faithful enclosures: x / -0 and pow(-0, -1) may be -inf (a campaign finding)") {
+  // stax fuzz --target torch-eager, graph seed 19000581: pow(-0, -1) is -inf in
+  // PyTorch and in our Ieee domain; the enclosure lost the zero's sign and
+  // allowed only [max, +inf].
+  sem::Program p = test::parse_ok(
+      "input x : f32[2]\nlet d = map(fn(v) => pow(v, -1.0), x)\nlet q = map(fn(v) => div(1.0, v), x)\n"
+      "output d\noutput q\n");
+  sem::Inputs in{{"x", test::f32({2}, {-0.0f, 0.0f})}};
+  sem::EnclosureOutcome e = sem::eval_faithful(p, in, sem::FaithfulModel::pytorch_cpu());
+  REQUIRE(!e.failure);
+  for (const char* o : {"d", "q"}) {
+    CHECK(sem::faithful_contains(e.outputs.at(o)->data[0], DType::F32, -INFINITY));
+    CHECK(sem::faithful_contains(e.outputs.at(o)->data[1], DType::F32, INFINITY));
+  }
+}
+
 TEST_CASE("torch-check CLI: the committed PyTorch 2.15 traces pass; a perturbed copy is refuted") {
   fs::path ex = fs::path(STAX_SOURCE_DIR) / "examples/torch/exported";
   for (const char* name : {"example_1_1", "example_5_1", "mlp", "transformer_block", "cross_entropy"}) {
