@@ -50,7 +50,7 @@ int torch_check_command(const TorchCheckOptions& o) {
   std::string graph_file = o.graph.empty() ? (dir / "graph.json").string() : o.graph;
   auto gr = compiler::read_graph(graph_file);
   if (auto* e = std::get_if<compiler::GraphError>(&gr)) {
-    std::cerr << "error: " << e->str() << "\n";
+    std::cerr << e->str() << "\n";  // "FILE: error: ..." (docs/bad-input.md)
     return 2;
   }
   const compiler::Graph& g = std::get<compiler::Graph>(gr);

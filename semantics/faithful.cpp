@@ -11,10 +11,11 @@
 namespace stax::sem {
 
 FaithfulModel FaithfulModel::pytorch_cpu() {
-  // ATen's CPU kernels call Vectorized<float>::exp()/log()/tanh()/... which
-  // are SLEEF's `_u10` functions (documented maximum error 1.0 ULP), and
-  // glibc's scalar functions (at most 1 ULP here) in loop tails; Inductor
-  // calls the same Vectorized functions (REFERENCES.md). Vectorized<float>::erf
+  // Inductor calls Vectorized<float>::exp()/log()/tanh()/..., SLEEF's `_u10`
+  // functions (documented maximum error 1.0 ULP; REFERENCES.md), and glibc
+  // in scalar code. Eager ATen, built with MKL, calls MKL's vector math in its
+  // high-accuracy mode for exp, log, log2, log10, sin, cos, tanh, erf and
+  // sqrt (include/ATen/cpu/vml.h), measured within 1 ULP here. Vectorized<float>::erf
   // (what Inductor emits) is Abramowitz–Stegun 7.1.26 — 1.5e-7 absolute for
   // the formula — evaluated in binary32: 1 - r·t·exp(-x²) with r·t·exp(-x²)
   // at most 1 and computed with at most 8 roundings of 2^-24 relative

@@ -99,6 +99,13 @@ WHAT = {
     'fuzz_zero_iteration_timeout': 'a zero --iteration-timeout (once: every program a hang finding)',
     'fuzz_report_db_is_folder': 'a folder, not a database',
     'mathcheck_bad_resume': 'a malformed --resume state file',
+    'torch_check_untraced': 'a folder without eager/ or compiled/ (not traced)',
+    'torch_check_bad_model': 'an unknown --model',
+    'torch_check_bad_trace_json': 'a trace.json that is not an object',
+    'torch_check_missing_input': "a graph input's .npy missing",
+    'torch_check_no_graph': 'no graph.json',
+    'fuzz_torch_no_budget': 'a torch target without --count or --time',
+    'fuzz_torch_unknown_target': 'an unknown --target',
     'mathcheck_unknown_function': 'an unknown function',
     'run_bad_semantics': 'an unknown --semantics',
     'run_bad_backend': 'an unknown --backend',
@@ -128,6 +135,7 @@ GROUPS = [
     ("`stax rewrite 'LHS => RHS'`", lambda n: n.startswith('rewrite_')),
     ('campaign database, `stax fuzz`', lambda n: n.startswith('fuzz_')),
     ('`--resume` state, `stax mathcheck`', lambda n: n.startswith('mathcheck_')),
+    ('trace folder, `stax torch-check`', lambda n: n.startswith('torch_check_')),
     ('other options and names', lambda n: True),
 ]
 
