@@ -361,9 +361,13 @@ std::string Report::text() const {
                             : "")
         << (n.note.empty() ? "" : "; " + n.note) << "\n";
   };
-  if (!nodes.empty()) s << "eager, op by op:\n";
+  if (!nodes.empty())
+    s << "eager, op by op (exact: our bits; torch-sum: our bits in torch.sum's order; enclosure: faithful "
+         "enclosure of our decomposition):\n";
   for (const NodeReport& n : nodes) line(n);
-  if (!outputs.empty()) s << "whole graph, faithful enclosure:\n";
+  if (!outputs.empty())
+    s << "whole graph, faithful enclosure (IEEE ops rounded once, library functions within the model, float sums "
+         "in any order):\n";
   for (const NodeReport& n : outputs) line(n);
   for (const Finding& f : findings) s << "finding: " << f.str() << "\n";
   if (finding_count > int64_t(findings.size()))

@@ -189,14 +189,21 @@ EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType tag
   const Value a = args[0];
   const Value b = args.size() > 1 ? args[1] : nullptr;
   const Value c = args.size() > 2 ? args[2] : nullptr;
+  if (faithful_ && faithful_logic(op, tag, operand_tag, o, a, b, c)) return o;
   if (apply_exact(*this, op, operand_tag, o, a, b, c, n)) return o;
   bool cmp = op == ScalarOp::Eq || op == ScalarOp::Ne || op == ScalarOp::Lt || op == ScalarOp::Le ||
              op == ScalarOp::Gt || op == ScalarOp::Ge;
   for (size_t i = 0; i < n; ++i) {
     if (cmp && faithful_ && (mpfi_nan_p(a[i].f) || mpfi_nan_p(b[i].f))) {
       o[i].i = op == ScalarOp::Ne;  // IEEE: NaN is unordered
+    } else if (cmp && faithful_) {
+      // Undecided: the unknown bool (kUnknown), which select and the logical
+      // ops carry on (faithful_logic). A NaN makes every comparison but ne false.
+      std::optional<bool> t = compare(op, a[i].f, b[i].f);
+      bool maybe_nan = a[i].i || b[i].i;
+      if (maybe_nan && t && *t != (op == ScalarOp::Ne)) t.reset();
+      o[i].i = t ? int64_t(*t) : kUnknown;
     } else if (cmp) {
-      if (faithful_ && (a[i].i || b[i].i)) undetermined("a float comparison of a value that may be NaN");
       std::optional<bool> t = compare(op, a[i].f, b[i].f);
       if (!t) undetermined("a float comparison (" + std::string(op_name(op)) + ") of overlapping enclosures");
       o[i].i = t.value_or(false);
@@ -207,6 +214,45 @@ EnclosureDomain::Value EnclosureDomain::apply(size_t reg, ScalarOp op, DType tag
     }
   }
   return o;
+}
+
+bool EnclosureDomain::faithful_logic(ScalarOp op, DType tag, DType operand_tag, Value o, const Value a,
+                                     const Value b, const Value c) {
+  auto three = [](ScalarOp op2, int64_t x, int64_t y) -> int64_t {
+    switch (op2) {
+      case ScalarOp::And: return x == 0 || y == 0 ? 0 : (x == kUnknown || y == kUnknown ? kUnknown : 1);
+      case ScalarOp::Or: return x == 1 || y == 1 ? 1 : (x == kUnknown || y == kUnknown ? kUnknown : 0);
+      case ScalarOp::Not: return x == kUnknown ? kUnknown : !x;
+      case ScalarOp::Eq: return x == kUnknown || y == kUnknown ? kUnknown : x == y;
+      case ScalarOp::Ne: return x == kUnknown || y == kUnknown ? kUnknown : x != y;
+      default: return -1;
+    }
+  };
+  if (op == ScalarOp::Select) {
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i].i != kUnknown) {
+        o[i] = a[i].i ? b[i] : c[i];
+      } else if (!is_float(tag)) {  // either branch: equal ones, or an unknown bool
+        if (b[i].i != c[i].i && !is_bool(tag)) undetermined("a select of two integers on an undecided condition");
+        o[i].i = b[i].i == c[i].i ? b[i].i : kUnknown;
+      } else if (mpfi_nan_p(b[i].f) || mpfi_nan_p(c[i].f)) {  // the hull of a NaN and an interval
+        const EVal& other = mpfi_nan_p(b[i].f) ? c[i] : b[i];
+        o[i] = other;
+        o[i].i = 1;
+      } else {
+        mpfi_union(o[i].f, b[i].f, c[i].f);
+        o[i].i = b[i].i | c[i].i;
+      }
+    }
+    return true;
+  }
+  if (!is_bool(operand_tag)) return false;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t r = three(op, a[i].i, b ? b[i].i : 0);
+    if (r < 0) return false;  // not a logical op: apply_exact's
+    o[i].i = r;
+  }
+  return true;
 }
 
 void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVal& a, const EVal* b,
@@ -342,10 +388,16 @@ EnclosureDomain::Value EnclosureDomain::cast(size_t reg, const Value& v, DType f
         if (l != h) undetermined("a cast to " + std::string(dtype_name(to)) + " of an enclosure across an integer");
         o[i].i = l;
       }
+    } else if (is_float(to) && v[i].i == kUnknown && faithful_ && is_bool(from)) {
+      mpfi_interv_si(o[i].f, 0, 1);  // an undecided bool: 0 or 1
+      o[i].i = 0;
     } else if (is_float(to)) {
       mpfi_set_si(o[i].f, long(v[i].i));
       o[i].i = 0;
       if (faithful_) round_to_grid(o[i], to);
+    } else if (faithful_ && is_bool(from) && v[i].i == kUnknown) {
+      if (!is_bool(to)) undetermined("an undecided bool cast to an integer");
+      o[i].i = is_bool(to) ? kUnknown : 0;
     } else {
       o[i].i = int_cast(v[i].i, to);
     }
@@ -402,6 +454,7 @@ void EnclosureDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_st
       }
       if (take) a = x, s.arg[size_t(o)] = r;
     } else if (!fl) {
+      if (faithful_ && is_bool(s.tag) && x.i == kUnknown) undetermined("a reduction over an undecided bool");
       a.i = int_fold(s.op, a.i, x.i, s.tag);
     } else {
       if (s.op == RedOp::Sum) mpfi_add(a.f, a.f, x.f);

@@ -90,6 +90,13 @@ class EnclosureDomain : public BigDomain<EVal> {
   /// do not decide it.
   std::optional<bool> compare(ScalarOp op, mpfi_srcptr a, mpfi_srcptr b);
   void float_op(ScalarOp op, EVal& o, const EVal& a, const EVal* b, const EVal* c);
+  /// Faithful mode: a bool that a comparison of overlapping enclosures left
+  /// undecided (EVal::i); select takes the hull of both branches on it.
+  static constexpr int64_t kUnknown = 2;
+  /// Faithful mode: select and the logical ops in three-valued logic; false
+  /// when `op` is neither.
+  bool faithful_logic(ScalarOp op, DType tag, DType operand_tag, Value o, const Value a, const Value b,
+                      const Value c);
   /// Faithful mode: widens `o = op(a, b, c)` (float_op's result) and sets its NaN flag.
   void faithful_result(ScalarOp op, DType tag, EVal& o, const EVal& a, const EVal* b, const EVal* c);
   /// Faithful mode: a reduction's exact fold widened to any order.

@@ -326,6 +326,32 @@ TEST_CASE("faithful enclosures: x / -0 and pow(-0, -1) may be -inf (a campaign f
   }
 }
 
+TEST_CASE("faithful enclosures: an undecided comparison selects the hull of both branches") {
+  // f32(0.1) + f32(0.15) in any order is within γ(1)·Σ|x| of the real sum,
+  // an interval around 0.25: gt(s, 0.25) is undecided, not a verdict on the
+  // whole program.
+  sem::Program p = test::parse_ok(
+      "input x : f32[2]\nlet s = red(sum, 0.0, [2], x)\n"
+      "let y = map(fn(v) => select(gt(v, 0.25), v, add(v, 1.0)), s)\n"
+      "let z = map(fn(v) => cast(gt(v, 0.25), f32), s)\n"
+      "let w = map(fn(v) => select(logical_or(gt(v, 0.25), lt(v, 1.0)), v, add(v, 1.0)), s)\n"
+      "output y\noutput z\noutput w\n");
+  sem::EnclosureOutcome e =
+      sem::eval_faithful(p, {{"x", test::f32({2}, {0.1f, 0.15f})}}, sem::FaithfulModel::pytorch_cpu());
+  REQUIRE(!e.failure);
+  CHECK(!e.indeterminate);
+  const sem::EVal& y = e.outputs.at("y")->data[0];
+  CHECK(sem::faithful_contains(y, DType::F32, 0.25));
+  CHECK(sem::faithful_contains(y, DType::F32, 1.25));
+  CHECK(!sem::faithful_contains(y, DType::F32, 3.0));
+  CHECK(!sem::faithful_contains(y, DType::F32, NAN));
+  CHECK(sem::faithful_contains(e.outputs.at("z")->data[0], DType::F32, 0.0));
+  CHECK(sem::faithful_contains(e.outputs.at("z")->data[0], DType::F32, 1.0));
+  // unknown or true is true: only the first branch.
+  CHECK(!sem::faithful_contains(e.outputs.at("w")->data[0], DType::F32, 1.25));
+  CHECK(sem::faithful_contains(e.outputs.at("w")->data[0], DType::F32, 0.25));
+}
+
 TEST_CASE("torch-check CLI: the committed PyTorch 2.15 traces pass; a perturbed copy is refuted") {
   fs::path ex = fs::path(STAX_SOURCE_DIR) / "examples/torch/exported";
   for (const char* name : {"example_1_1", "example_5_1", "mlp", "transformer_block", "cross_entropy"}) {
