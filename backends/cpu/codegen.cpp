@@ -263,7 +263,9 @@ class Emitter {
   Value* elem(const Expr& e, const std::vector<Value*>& idx);
 
   // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
-  void loop(Value* lo, Value* hi, const std::function<void(Value*)>& body) {
+  /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline
+  /// unrolls only such loops; see jit.cpp's PipelineTuningOptions).
+  void loop(Value* lo, Value* hi, const std::function<void(Value*)>& body, bool unroll_full = false) {
     auto* f = b_.GetInsertBlock()->getParent();
     auto* pre = b_.GetInsertBlock();
     auto* bodybb = llvm::BasicBlock::Create(ctx_, "loop", f);
@@ -275,7 +277,13 @@ class Emitter {
     body(i);
     Value* next = b_.CreateAdd(i, i64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(next, hi), bodybb, exitbb);
+    auto* br = b_.CreateCondBr(b_.CreateICmpSLT(next, hi), bodybb, exitbb);
+    if (unroll_full) {
+      llvm::Metadata* full = llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.full"));
+      llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, {nullptr, full});
+      md->replaceOperandWith(0, md);
+      br->setMetadata(llvm::LLVMContext::MD_loop, md);
+    }
     b_.SetInsertPoint(exitbb);
   }
   /// Nested loops over dims [from, s.size()) of `s`, appending to idx.
@@ -665,7 +673,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
         Value* slot = b_.CreateInBoundsGEP(ct, accs, l);
         Value* x = elem(r.src, full_index(ol, ridx));
         b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
-      });
+      }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
     });
     loop(i64(0), i64(lanes), [&](Value* l) {
       std::vector<Value*> ol = o;
