@@ -337,7 +337,11 @@ void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVa
 }
 
 void EnclosureDomain::faithful_fold_end(const RedState& s, size_t k, EVal& v) {
-  if (mpfi_nan_p(v.f)) {
+  // A sum whose exact fold is NaN without a NaN term met an infinity of each
+  // sign, one of them perhaps only a bound (a product that may overflow, which
+  // a fused dot product does not round): any value, or NaN.
+  bool nan_term = s.op != RedOp::Sum || mpfr_nan_p(lo(s.mag[k]));
+  if (mpfi_nan_p(v.f) && nan_term) {
     v.i = 1;
     return;
   }
@@ -462,7 +466,9 @@ void EnclosureDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_st
       else hull_max(a, a, x, s.op == RedOp::Max);
       if (faithful_) {
         a.i |= x.i;
-        if (!s.mag.empty() && !mpfi_nan_p(x.f)) {  // Σ|x|, rounded up
+        if (!s.mag.empty() && mpfi_nan_p(x.f)) {  // a term that is NaN: the sum is, in any order
+          mpfr_set_nan(lo(s.mag[size_t(o)]));
+        } else if (!s.mag.empty()) {  // Σ|x|, rounded up
           mpfi_abs(tmp_.f, x.f);
           mpfr_add(hi(s.mag[size_t(o)]), hi(s.mag[size_t(o)]), hi(tmp_), MPFR_RNDU);
         }

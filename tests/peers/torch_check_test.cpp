@@ -326,6 +326,27 @@ TEST_CASE("faithful enclosures: x / -0 and pow(-0, -1) may be -inf (a campaign f
   }
 }
 
+TEST_CASE("faithful enclosures: a fused dot product over an overflowing product (a campaign finding)") {
+  // stax fuzz --target torch-inductor, graph seed 19000164 (mm): the terms
+  // 1757293.8·inf, 3e38·-5807.967 and -inf·-1.8458154. Rounded one by one the
+  // middle product overflows to -inf and the sum is NaN; MKL's fused dot
+  // product keeps it finite and gives +inf. The enclosure said "only NaN".
+  sem::Program p = test::parse_ok(
+      "input x : f32[3]\ninput y : f32[3]\nlet d = red(sum, 0.0, [3], map(mul, x, y))\n"
+      "let n = red(sum, 0.0, [3], map(add, x, y))\noutput d\noutput n\n");
+  sem::Inputs in{{"x", test::f32({3}, {1757293.8f, 3e38f, -test::kInf})},
+                 {"y", test::f32({3}, {test::kInf, -5807.967f, -1.8458154f})}};
+  sem::EnclosureOutcome e = sem::eval_faithful(p, in, sem::FaithfulModel::pytorch_cpu());
+  REQUIRE(!e.failure);
+  CHECK(sem::faithful_contains(e.outputs.at("d")->data[0], DType::F32, INFINITY));
+  CHECK(sem::faithful_contains(e.outputs.at("d")->data[0], DType::F32, NAN));
+  // A NaN term makes the sum NaN in any order.
+  sem::Inputs in2{{"x", test::f32({3}, {1.0f, test::kNaN, 2.0f})}, {"y", test::f32({3}, {1.0f, 1.0f, 1.0f})}};
+  sem::EnclosureOutcome e2 = sem::eval_faithful(p, in2, sem::FaithfulModel::pytorch_cpu());
+  CHECK(sem::faithful_contains(e2.outputs.at("n")->data[0], DType::F32, NAN));
+  CHECK(!sem::faithful_contains(e2.outputs.at("n")->data[0], DType::F32, 5.0));
+}
+
 TEST_CASE("faithful enclosures: an undecided comparison selects the hull of both branches") {
   // f32(0.1) + f32(0.15) in any order is within γ(1)·Σ|x| of the real sum,
   // an interval around 0.25: gt(s, 0.25) is undecided, not a verdict on the
