@@ -89,6 +89,13 @@ peers::CampaignOptions options(const std::string& name) {
   return o;
 }
 
+/// The campaign's result; it must not be an error.
+peers::CampaignResult run(const peers::CampaignOptions& o) {
+  auto r = peers::run_campaign(o, std::cerr);
+  REQUIRE(std::holds_alternative<peers::CampaignResult>(r));
+  return std::get<peers::CampaignResult>(r);
+}
+
 }  // namespace
 
 TEST_CASE("graph generator: deterministic, lowers, mixes ops and special values") {
@@ -119,9 +126,7 @@ TEST_CASE("torch campaign: a faithful fake PyTorch gives no finding") {
     peers::CampaignOptions o = options(inductor ? "clean-inductor" : "clean-eager");
     o.inductor = inductor;
     o.tracer = fake_tracer("", false);
-    auto r = peers::run_campaign(o, std::cerr);
-    REQUIRE(std::holds_alternative<peers::CampaignResult>(r));
-    const auto& res = std::get<peers::CampaignResult>(r);
+    peers::CampaignResult res = run(o);
     INFO(res.text());
     CHECK(res.programs == 40);
     CHECK(res.findings == 0);
@@ -134,9 +139,7 @@ TEST_CASE("torch campaign: an eager sqrt one ULP off is found, with a one-op rep
   peers::CampaignOptions o = options("sqrt");
   o.count = 120;
   o.tracer = fake_tracer("sqrt.default", false);
-  auto r = peers::run_campaign(o, std::cerr);
-  REQUIRE(std::holds_alternative<peers::CampaignResult>(r));
-  const auto& res = std::get<peers::CampaignResult>(r);
+  peers::CampaignResult res = run(o);
   INFO(res.text());
   REQUIRE(res.findings > 0);
   for (const auto& [k, v] : res.by_class) CHECK(test::contains(k, "eager sqrt.default [exact, value]"));
@@ -156,9 +159,7 @@ TEST_CASE("torch campaign: a compiled exp 1 % off is found and shrunk to the exp
   o.inductor = true;
   o.count = 120;
   o.tracer = fake_tracer("exp.default", true);
-  auto r = peers::run_campaign(o, std::cerr);
-  REQUIRE(std::holds_alternative<peers::CampaignResult>(r));
-  const auto& res = std::get<peers::CampaignResult>(r);
+  peers::CampaignResult res = run(o);
   INFO(res.text());
   REQUIRE(res.findings > 0);
   REQUIRE(!res.finding_dirs.empty());
