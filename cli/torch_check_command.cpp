@@ -62,7 +62,11 @@ int torch_check_command(const TorchCheckOptions& o) {
   }
   opt.max_findings = o.max_findings;
   opt.threads = 1;
-  if (fs::path meta = dir / "trace.json"; fs::exists(meta)) {
+  // graph.json's trace is eager/, compiled/, trace.json; another graph's
+  // (joint.json) joint-eager/, joint-compiled/, joint-trace.json.
+  std::string stem = fs::path(graph_file).stem().string();
+  std::string prefix = stem == "graph" ? "" : stem + "-";
+  if (fs::path meta = dir / (prefix + "trace.json"); fs::exists(meta)) {
     if (auto e = peers::read_trace_meta(meta.string(), opt)) {
       std::cerr << "error: " << *e << "\n";
       return 2;
@@ -78,8 +82,8 @@ int torch_check_command(const TorchCheckOptions& o) {
   for (const auto& n : g.nodes) node_names.push_back(n.name);
   peers::TensorMap inputs, eager, compiled;
   if (!read_tensors(dir, input_names, false, inputs)) return 2;
-  fs::path eager_dir = o.eager.empty() ? dir / "eager" : fs::path(o.eager);
-  fs::path compiled_dir = o.compiled.empty() ? dir / "compiled" : fs::path(o.compiled);
+  fs::path eager_dir = o.eager.empty() ? dir / (prefix + "eager") : fs::path(o.eager);
+  fs::path compiled_dir = o.compiled.empty() ? dir / (prefix + "compiled") : fs::path(o.compiled);
   bool do_eager = !o.no_eager && fs::is_directory(eager_dir);
   bool do_compiled = !o.no_compiled && fs::is_directory(compiled_dir);
   if (!do_eager && !do_compiled) {
@@ -128,7 +132,7 @@ Subcommand register_torch_check(CLI::App& app) {
                                "Check PyTorch eager (op by op) and compiled outputs of a traced graph, no tolerances");
   c->add_option("dir", o->dir, "folder of `python -m stax_torch trace`: graph.json, inputs, eager/, compiled/")
       ->required();
-  c->add_option("--graph", o->graph, "the graph (default DIR/graph.json)");
+  c->add_option("--graph", o->graph, "the graph (default DIR/graph.json; DIR/joint.json reads DIR/joint-eager/, ...)");
   c->add_option("--eager", o->eager, "PyTorch's output of each node (default DIR/eager)");
   c->add_option("--compiled", o->compiled, "the compiled graph's outputs (default DIR/compiled)");
   c->add_flag("--no-eager", o->no_eager, "skip the op-by-op check");

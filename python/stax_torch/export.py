@@ -377,6 +377,8 @@ def export_script(script, out, npy=True):
         with torch.no_grad():
             y = model(*ex)
         np.save(os.path.join(out, "expected.npy"), y.detach().cpu().numpy())
+        if joint is not None:  # the joint graph's cotangent input: d(output)/d(output) = 1
+            np.save(os.path.join(out, "tangents_1.npy"), np.ones(tuple(y.shape), dtype=y.detach().cpu().numpy().dtype))
     return g, joint
 
 

@@ -10,6 +10,9 @@ DIR holds the graph (default DIR/graph.json) and one NAME.npy per graph input
   exactly the inputs PyTorch's op saw;
 - DIR/compiled/OUTPUT.npy: the graph's outputs from `torch.compile` (Inductor)
   of a function that calls the same aten ops on the graph inputs;
+Another graph file than DIR/graph.json (`--graph DIR/joint.json`) writes to
+DIR/joint-eager/, DIR/joint-compiled/ and DIR/joint-trace.json instead.
+
 - DIR/trace.json: the torch version, the CPU capability, the thread count
   (one: PyTorch's sums split per thread above 32,768 elements), the nodes
   whose eager output is not contiguous (a view's strides: the op after it
@@ -119,6 +122,9 @@ def trace(d, graph_file=None, compile_=True):
 
     torch.set_num_threads(1)
     graph_file = graph_file or os.path.join(d, "graph.json")
+    # graph.json -> eager/, compiled/, trace.json; joint.json -> joint-eager/, ...
+    stem = os.path.splitext(os.path.basename(graph_file))[0]
+    prefix = "" if stem == "graph" else stem + "-"
     with open(graph_file) as f:
         graph = json.load(f)
     inputs = {}
@@ -129,10 +135,10 @@ def trace(d, graph_file=None, compile_=True):
         inputs[i["name"]] = torch.from_numpy(np.load(path))
     files = {"eager": [], "compiled": []}
     noncontiguous = []
-    os.makedirs(os.path.join(d, "eager"), exist_ok=True)
+    os.makedirs(os.path.join(d, prefix + "eager"), exist_ok=True)
 
     def save_eager(name, y):
-        np.save(os.path.join(d, "eager", name + ".npy"), to_numpy(y))
+        np.save(os.path.join(d, prefix + "eager", name + ".npy"), to_numpy(y))
         files["eager"].append(name)
         if not y.is_contiguous():  # a view's strides: the next op reads it in another order
             noncontiguous.append(name)
@@ -148,9 +154,9 @@ def trace(d, graph_file=None, compile_=True):
 
             compiled = torch.compile(fn, backend="inductor", fullgraph=True)
             outs = compiled(*[inputs[n] for n in names])
-            os.makedirs(os.path.join(d, "compiled"), exist_ok=True)
+            os.makedirs(os.path.join(d, prefix + "compiled"), exist_ok=True)
             for name, y in zip(graph["outputs"], outs):
-                np.save(os.path.join(d, "compiled", name + ".npy"), to_numpy(y))
+                np.save(os.path.join(d, prefix + "compiled", name + ".npy"), to_numpy(y))
                 files["compiled"].append(name)
     meta = {
         "generator": "python -m stax_torch trace",
@@ -162,7 +168,7 @@ def trace(d, graph_file=None, compile_=True):
         "noncontiguous": noncontiguous,
         "files": files,
     }
-    with open(os.path.join(d, "trace.json"), "w") as f:
+    with open(os.path.join(d, prefix + "trace.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
         f.write("\n")
     return meta

@@ -233,6 +233,14 @@ TEST_CASE("torch-check CLI: the committed PyTorch 2.15 traces pass; a perturbed 
     CHECK(r.code == 0);
     CHECK(test::contains(r.out, "0 findings"));
   }
+  // Example 5.1's joint graph (forward and backward, make_fx through autograd): its own trace.
+  fs::path e51 = ex / "example_5_1";
+  test::Run j = test::run_stax(test::scratch("stax_torch_check"),
+                               "torch-check " + e51.string() + " --graph " + (e51 / "joint.json").string());
+  INFO(j.out << j.err);
+  CHECK(j.code == 0);
+  CHECK(test::contains(j.out, "mm_1 (mm.default) [enclosure] 4096 ok"));
+  CHECK(test::contains(j.out, "mm_1 [compiled] 4096 ok"));
   fs::path dir = test::scratch("stax_torch_check") / "mlp";
   fs::remove_all(dir);
   fs::copy(ex / "mlp", dir, fs::copy_options::recursive);
