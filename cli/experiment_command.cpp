@@ -21,6 +21,7 @@ int experiment_command(const ExperimentCommandOptions& o) {
   eo.seed = o.seed;
   eo.examples_dir = o.examples_dir;
   eo.quick = o.quick;
+  eo.errors = &std::cerr;
   if (o.name != "all" && (!o.expect_override.empty() || !o.rows.empty())) {
     std::cerr << "error: --row and --expect-override apply to 'all' (the report) only\n";
     return 2;

@@ -32,7 +32,7 @@ std::optional<std::string> make_dir(const Options& o, const std::string& name, s
 int theorem_5_3(const Options& o, std::ostream& log) {
   std::string dir;
   if (auto e = make_dir(o, "theorem-5-3", dir)) {
-    log << "error: " << *e << "\n";
+    o.error_stream(log) << "error: " << *e << "\n";
     return 2;
   }
   // Every l in 1..1000 is checked; the table shows a selection.
@@ -85,7 +85,7 @@ int theorem_5_3(const Options& o, std::ostream& log) {
 int theorem_5_4(const Options& o, std::ostream& log) {
   std::string dir;
   if (auto e = make_dir(o, "theorem-5-4", dir)) {
-    log << "error: " << *e << "\n";
+    o.error_stream(log) << "error: " << *e << "\n";
     return 2;
   }
   std::ostringstream csv, md;

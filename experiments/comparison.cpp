@@ -32,12 +32,12 @@ int write_comparison(const Options& o, const std::string& name, const std::strin
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    log << "error: cannot create " << dir.string() << ": " << ec.message() << "\n";
+    o.error_stream(log) << "error: cannot create " << dir.string() << ": " << ec.message() << "\n";
     return 2;
   }
   std::ofstream csv(dir / (file + ".csv")), md(dir / (file + ".md"));
   if (!csv || !md) {
-    log << "error: cannot write " << (dir / file).string() << ".{csv,md}\n";
+    o.error_stream(log) << "error: cannot write " << (dir / file).string() << ".{csv,md}\n";
     return 2;
   }
   csv << "item,quantity,text,ours,status,note\n";

@@ -25,6 +25,10 @@ struct Options {
   /// Smaller sweeps and shorter solver timeouts (memory-budget), the beta
   /// table to s + t <= 6 (theorem-5-4).
   bool quick = false;
+  /// Where errors (exit 2: a bad --examples graph, an I/O failure) go; null:
+  /// the experiment's log. `stax experiment` sets std::cerr.
+  std::ostream* errors = nullptr;
+  std::ostream& error_stream(std::ostream& log) const { return errors ? *errors : log; }
 };
 
 struct Experiment {

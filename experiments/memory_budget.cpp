@@ -270,7 +270,7 @@ int memory_budget(const Options& o, std::ostream& log) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    log << "error: cannot create " << dir << ": " << ec.message() << "\n";
+    o.error_stream(log) << "error: cannot create " << dir << ": " << ec.message() << "\n";
     return 2;
   }
   Run run;

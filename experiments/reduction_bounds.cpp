@@ -402,11 +402,11 @@ int reduction_bounds(const Options& o, std::ostream& log) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    log << "error: cannot create " << dir << ": " << ec.message() << "\n";
+    o.error_stream(log) << "error: cannot create " << dir << ": " << ec.message() << "\n";
     return 2;
   }
   if (o.min_log2n > o.max_log2n || o.step_log2n < 1) {
-    log << "error: empty size range\n";
+    o.error_stream(log) << "error: empty size range\n";
     return 2;
   }
   Measured m = measure_all(o, log);

@@ -139,17 +139,17 @@ int report_all(const Options& o, const ReportOptions& ro, std::ostream& log) {
   for (const ReportClaim* c : all) ids.insert(c->id);
   for (const std::string& id : ro.only)
     if (!ids.count(id)) {
-      log << "error: --row: no row '" << id << "' (the ids are the first column of REPORT.md)\n";
+      o.error_stream(log) << "error: --row: no row '" << id << "' (the ids are the first column of REPORT.md)\n";
       return 2;
     }
   for (const auto& [id, v] : ro.expect_override)
     if (!ids.count(id)) {
-      log << "error: --expect-override: no row '" << id << "'\n";
+      o.error_stream(log) << "error: --expect-override: no row '" << id << "'\n";
       return 2;
     }
   for (const KnownDiscrepancy& k : known_discrepancies())
     if (!ids.count(k.id)) {
-      log << "error: the known-discrepancy list names no row '" << k.id << "'\n";
+      o.error_stream(log) << "error: the known-discrepancy list names no row '" << k.id << "'\n";
       return 2;
     }
   ReportContext ctx;
@@ -158,7 +158,7 @@ int report_all(const Options& o, const ReportOptions& ro, std::ostream& log) {
   std::error_code ec;
   fs::create_directories(ctx.figures_dir, ec);
   if (ec) {
-    log << "error: cannot create " << ctx.figures_dir << ": " << ec.message() << "\n";
+    o.error_stream(log) << "error: cannot create " << ctx.figures_dir << ": " << ec.message() << "\n";
     return 2;
   }
   auto t_all = std::chrono::steady_clock::now();
@@ -268,7 +268,7 @@ int report_all(const Options& o, const ReportOptions& ro, std::ostream& log) {
   j["timings"] = {{"rows_s", timing}, {"total_s", std::round(total * 10) / 10}};
   std::ofstream jf(fs::path(o.out_dir) / "REPORT.json");
   if (!mdf || !jf) {
-    log << "error: cannot write " << o.out_dir << "/REPORT.{md,json}\n";
+    o.error_stream(log) << "error: cannot write " << o.out_dir << "/REPORT.{md,json}\n";
     return 2;
   }
   mdf << md.str();

@@ -47,7 +47,7 @@ int theorem_5_1(const Options& o, std::ostream& log) {
   std::vector<ComparisonRow> rows;
   auto files = example_graphs(o.examples_dir);
   if (files.empty()) {
-    log << "error: no example graphs in " << o.examples_dir << "\n";
+    o.error_stream(log) << "error: no example graphs in " << o.examples_dir << "\n";
     return 2;
   }
   for (const std::string& f : files) {
@@ -97,7 +97,7 @@ int proposition_5_2(const Options& o, std::ostream& log) {
   }
   if (auto s = small_example_5_1(o.examples_dir)) graphs.push_back({"example_5_1_forward (x 4x8, W 8x8)", *s});
   if (graphs.empty()) {
-    log << "error: no example graphs in " << o.examples_dir << "\n";
+    o.error_stream(log) << "error: no example graphs in " << o.examples_dir << "\n";
     return 2;
   }
   for (const auto& [name, g] : graphs) {

@@ -43,7 +43,7 @@ int listing_5_2(const Options& o, std::ostream& log) {
   std::string path = o.examples_dir + "/example_5_1_forward.json";
   auto g = compiler::read_graph(path);
   if (auto* e = std::get_if<compiler::GraphError>(&g)) {
-    log << e->str() << "\n";
+    o.error_stream(log) << e->str() << "\n";
     return 2;
   }
   autodiff::GradOptions go;
@@ -51,7 +51,7 @@ int listing_5_2(const Options& o, std::ostream& log) {
   go.listing_names = true;
   auto j = autodiff::build_joint_graph(std::get<compiler::Graph>(g), go);
   if (auto* e = std::get_if<compiler::GraphError>(&j)) {
-    log << e->str() << "\n";
+    o.error_stream(log) << e->str() << "\n";
     return 2;
   }
   std::map<std::string, std::string> ours = listing_lines(autodiff::joint_listing(std::get<autodiff::JointGraph>(j)));
@@ -106,25 +106,25 @@ int table_5_1(const Options& o, std::ostream& log) {
   std::string path = o.examples_dir + "/example_5_1_joint.json";
   auto jr = autodiff::read_joint_graph(path);
   if (auto* e = std::get_if<compiler::GraphError>(&jr)) {
-    log << e->str() << "\n";
+    o.error_stream(log) << e->str() << "\n";
     return 2;
   }
   const autodiff::JointGraph& jg = std::get<autodiff::JointGraph>(jr);
   auto types = remat::forward_types(jg);
   if (auto* e = std::get_if<compiler::GraphError>(&types)) {
-    log << e->str() << "\n";
+    o.error_stream(log) << e->str() << "\n";
     return 2;
   }
   auto nr = remat::build_network(jg, std::get<remat::TypeMap>(types));
   if (auto* e = std::get_if<compiler::GraphError>(&nr)) {
-    log << e->str() << "\n";
+    o.error_stream(log) << e->str() << "\n";
     return 2;
   }
   const remat::Network& net = std::get<remat::Network>(nr);
   remat::MinCut cut;
   auto pr = remat::partition(jg, net, remat::Strategy::MinCut, &cut);
   if (auto* e = std::get_if<compiler::GraphError>(&pr)) {
-    log << e->str() << "\n";
+    o.error_stream(log) << e->str() << "\n";
     return 2;
   }
   const remat::Partition& p = std::get<remat::Partition>(pr);

@@ -119,6 +119,7 @@ WHAT = {
     'checkpoint_too_few_reps': 'too few --reps for the slots',
     'partition_unknown_strategy': 'an unknown --strategy',
     'experiment_unknown': 'an unknown experiment',
+    'experiment_bad_examples': 'an --examples folder without the graphs (once on stdout)',
     'examples_missing_folder': 'no such folder',
     'subcommand_unknown': 'an unknown subcommand',
     'option_unknown': 'an unknown option',
