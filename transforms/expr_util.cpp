@@ -134,6 +134,30 @@ void count_iexpr(const IExpr& e, const std::string& name, Uses& u) {
   for (const IExpr& a : e->args) count_iexpr(a, name, u);
 }
 
+/// count_all_uses_in's walk; `bound`: the lets' names around `e` (a use of
+/// one of them is the let's, as count_uses_in skips a shadowing let's body).
+void count_all(const Expr& e, std::map<std::string, Uses>& u, std::multiset<std::string>& bound) {
+  if (auto* n = std::get_if<NameE>(&e->p)) {
+    if (!bound.count(n->name)) ++u[n->name].operand;
+    return;
+  }
+  if (auto* l = std::get_if<LetE>(&e->p)) {
+    count_all(l->value, u, bound);
+    auto it = bound.insert(l->name);
+    count_all(l->body, u, bound);
+    bound.erase(it);
+    return;
+  }
+  if (auto* v = std::get_if<ViewE>(&e->p)) {
+    std::function<void(const IExpr&)> loads = [&](const IExpr& ie) {
+      if (ie->kind == IExprNode::Kind::Load && !bound.count(ie->name)) ++u[ie->name].load;
+      for (const IExpr& a : ie->args) loads(a);
+    };
+    for (const IExpr& ie : v->map.exprs) loads(ie);
+  }
+  for (const Expr& k : children(e)) count_all(k, u, bound);
+}
+
 }  // namespace
 
 Expr substitute(const Expr& e, const std::string& name, const Expr& by) {
@@ -167,6 +191,11 @@ void count_uses_in(const Expr& e, const std::string& name, Uses& u) {
   if (auto* v = std::get_if<ViewE>(&e->p))
     for (const IExpr& ie : v->map.exprs) count_iexpr(ie, name, u);
   for (const Expr& k : children(e)) count_uses_in(k, name, u);
+}
+
+void count_all_uses_in(const Expr& e, std::map<std::string, Uses>& u) {
+  std::multiset<std::string> bound;
+  count_all(e, u, bound);
 }
 
 Uses count_uses(const Program& p, const std::string& name) {

@@ -60,6 +60,8 @@ struct Uses {
 };
 Uses count_uses(const sem::Program& p, const std::string& name);
 void count_uses_in(const sem::Expr& e, const std::string& name, Uses& u);
+/// count_uses_in for every name at once (one walk of `e`), added into `u`.
+void count_all_uses_in(const sem::Expr& e, std::map<std::string, Uses>& u);
 
 /// Nesting depth of a tensor expression (a name or a constant: 1). With
 /// `memo` the depths of nodes measured before are reused across calls, so

@@ -1,4 +1,7 @@
 // Theorem 6.1 read left to right: let y = e; b  ==  b[e/y].
+#include <map>
+#include <set>
+
 #include "semantics/printer.h"
 #include "transforms/expr_util.h"
 #include "transforms/passes.h"
@@ -59,16 +62,49 @@ Result inline_bindings(const Program& p, const InlineOptions& opt, Context& ctx)
     }
     throw TransformError{"inline: no binding named '" + *name + "'"};
   }
-  for (size_t k = 0; k < cur.bindings.size();) {
-    std::string why;
-    if (inlinable(cur, cur.bindings[k], &why) && count_uses(cur, cur.bindings[k].name).operand == 1 &&
-        keeps_depth(cur, k) && ctx.allow()) {
-      ctx.note("inline: " + cur.bindings[k].name);
-      cur = inline_one(cur, k);
-    } else {
-      ++k;
+  // Every binding with one operand use, in order. Inlining b into its user
+  // moves b's uses into the user, so the counts, taken once, stay right; each
+  // name's users are kept up to date instead of rescanning the program (a
+  // chain of n bindings took time quadratic in n).
+  size_t n = cur.bindings.size();
+  std::map<std::string, Uses> uses;
+  std::vector<std::map<std::string, Uses>> refs(n);
+  std::map<std::string, std::set<size_t>> users;
+  for (size_t j = 0; j < n; ++j) {
+    count_all_uses_in(cur.bindings[j].expr, refs[j]);
+    for (const auto& [name, u] : refs[j]) {
+      Uses& t = uses[name];
+      t.operand += u.operand;
+      t.load += u.load;
+      if (u.operand) users[name].insert(j);
     }
   }
+  for (const std::string& o : cur.outputs) ++uses[o].output;
+  std::vector<bool> gone(n, false);
+  for (size_t k = 0; k < n; ++k) {
+    const Binding& b = cur.bindings[k];
+    const Uses& u = uses[b.name];
+    if (u.output || u.load || u.operand != 1 || users[b.name].size() != 1) continue;
+    size_t j = *users[b.name].begin();
+    if (expr_depth(b.expr) + expr_depth(cur.bindings[j].expr) > kMaxExprDepth || !ctx.allow()) continue;
+    ctx.note("inline: " + b.name);
+    cur.bindings[j].expr = substitute(cur.bindings[j].expr, b.name, b.expr);
+    gone[k] = true;
+    refs[j].erase(b.name);
+    for (const auto& [name, ru] : refs[k]) {
+      Uses& t = refs[j][name];
+      t.operand += ru.operand;
+      t.load += ru.load;
+      if (ru.operand) {
+        users[name].erase(k);
+        users[name].insert(j);
+      }
+    }
+  }
+  std::vector<Binding> kept;
+  for (size_t k = 0; k < n; ++k)
+    if (!gone[k]) kept.push_back(std::move(cur.bindings[k]));
+  cur.bindings = std::move(kept);
   return {cur, SemClass::Exact};
 }
 

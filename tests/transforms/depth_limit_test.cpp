@@ -74,3 +74,42 @@ TEST_CASE("inline of one named binding past the limit is refused with a message"
   }
   CHECK(test::contains(message, "deeper than 128 levels"));
 }
+
+TEST_CASE("inline of a 10,000-binding chain: one pass, nesting-limited, same bits") {
+  // Each inlining used to copy and rescan the program (19 s for this chain);
+  // the use counts are now taken once (inlining moves uses, it does not add any).
+  Program p = test::parse_ok(chain(10000));
+  auto steps = xform::parse_pipeline("inline");
+  REQUIRE(std::holds_alternative<std::vector<xform::Step>>(steps));
+  xform::Context ctx;
+  xform::Result r = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
+  // 10,000 levels in chunks of at most 128.
+  CHECK(r.program.bindings.size() >= 10000 / xform::kMaxExprDepth);
+  CHECK(r.program.bindings.size() < 200);
+  CHECK(ctx.count == int64_t(10000 - r.program.bindings.size()));
+  Inputs in;
+  in["x"] = test::f32({4}, {1.5f, -0.0f, 3.0f, -7.25f});
+  IeeeOutcome a = eval_ieee(p, in), b = eval_ieee(r.program, in);
+  REQUIRE(!a.failure);
+  REQUIRE(!b.failure);
+  CHECK(test::bits32(*a.outputs.at("y9999")) == test::bits32(*b.outputs.at("y9999")));
+}
+
+TEST_CASE("count_all_uses_in agrees with count_uses_in name by name (lets and loads included)") {
+  Program p = test::parse_ok(
+      "input x : f32[4]\ninput i : i32[2]\nlet y = map(neg, x)\n"
+      "let z = view(y, [2], (j) -> (load(i, j)))\n"
+      "let w = let t = map(exp, y) in map(add, t, view(z, [4], (k) -> (k % 2)))\n"
+      "output w\n");
+  for (const Binding& b : p.bindings) {
+    std::map<std::string, xform::Uses> all;
+    xform::count_all_uses_in(b.expr, all);
+    for (const char* name : {"x", "i", "y", "z", "w", "t"}) {
+      xform::Uses one;
+      xform::count_uses_in(b.expr, name, one);
+      INFO(b.name << " " << name);
+      CHECK(all[name].operand == one.operand);
+      CHECK(all[name].load == one.load);
+    }
+  }
+}
