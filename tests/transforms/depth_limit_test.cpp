@@ -23,14 +23,19 @@ std::string chain(int n) {
   return s + "output y" + std::to_string(n - 1) + "\n";
 }
 
+/// `p` after the `inline` pipeline.
+xform::Result inline_all(const Program& p, xform::Context& ctx) {
+  auto steps = xform::parse_pipeline("inline");
+  REQUIRE(std::holds_alternative<std::vector<xform::Step>>(steps));
+  return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
+}
+
 }  // namespace
 
 TEST_CASE("inline keeps a 600-binding chain within the nesting limit, and it reads back") {
   Program p = test::parse_ok(chain(600));
-  auto steps = xform::parse_pipeline("inline");
-  REQUIRE(std::holds_alternative<std::vector<xform::Step>>(steps));
   xform::Context ctx;
-  xform::Result r = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
+  xform::Result r = inline_all(p, ctx);
   CHECK(r.program.bindings.size() > 1);
   CHECK(r.program.bindings.size() < 20);
   for (const Binding& b : r.program.bindings) CHECK(xform::expr_depth(b.expr) <= xform::kMaxExprDepth);
@@ -79,10 +84,8 @@ TEST_CASE("inline of a 10,000-binding chain: one pass, nesting-limited, same bit
   // Each inlining used to copy and rescan the program (19 s for this chain);
   // the use counts are now taken once (inlining moves uses, it does not add any).
   Program p = test::parse_ok(chain(10000));
-  auto steps = xform::parse_pipeline("inline");
-  REQUIRE(std::holds_alternative<std::vector<xform::Step>>(steps));
   xform::Context ctx;
-  xform::Result r = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
+  xform::Result r = inline_all(p, ctx);
   // 10,000 levels in chunks of at most 128.
   CHECK(r.program.bindings.size() >= 10000 / xform::kMaxExprDepth);
   CHECK(r.program.bindings.size() < 200);
