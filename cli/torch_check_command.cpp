@@ -25,26 +25,6 @@ struct TorchCheckOptions {
   int64_t threads = 0, max_findings = 10;
 };
 
-/// Reads DIR/NAME.npy for each name; a missing file is skipped when
-/// `optional`, else an error. False (message printed) on an unreadable file.
-bool read_tensors(const fs::path& dir, const std::vector<std::string>& names, bool optional, peers::TensorMap& out) {
-  for (const std::string& n : names) {
-    fs::path f = dir / (n + ".npy");
-    if (!fs::exists(f)) {
-      if (optional) continue;
-      std::cerr << "error: " << f.string() << ": no such file (graph input " << n << ")\n";
-      return false;
-    }
-    auto t = sem::read_npy(f.string());
-    if (auto* e = std::get_if<std::string>(&t)) {
-      std::cerr << "error: " << *e << "\n";
-      return false;
-    }
-    out[n] = std::get<sem::Tensor>(std::move(t));
-  }
-  return true;
-}
-
 int torch_check_command(const TorchCheckOptions& o) {
   fs::path dir(o.dir);
   std::string graph_file = o.graph.empty() ? (dir / "graph.json").string() : o.graph;
@@ -81,7 +61,12 @@ int torch_check_command(const TorchCheckOptions& o) {
   for (const auto& in : g.inputs) input_names.push_back(in.name);
   for (const auto& n : g.nodes) node_names.push_back(n.name);
   peers::TensorMap inputs, eager, compiled;
-  if (!read_tensors(dir, input_names, false, inputs)) return 2;
+  auto read = [](const fs::path& d, const std::vector<std::string>& names, bool optional, peers::TensorMap& out) {
+    auto e = peers::read_tensors(d, names, optional, out);
+    if (e) std::cerr << "error: " << *e << "\n";
+    return !e;
+  };
+  if (!read(dir, input_names, false, inputs)) return 2;
   fs::path eager_dir = o.eager.empty() ? dir / (prefix + "eager") : fs::path(o.eager);
   fs::path compiled_dir = o.compiled.empty() ? dir / (prefix + "compiled") : fs::path(o.compiled);
   bool do_eager = !o.no_eager && fs::is_directory(eager_dir);
@@ -91,18 +76,21 @@ int torch_check_command(const TorchCheckOptions& o) {
               << " is a folder: run `python -m stax_torch trace " << o.dir << "` first\n";
     return 2;
   }
-  if (do_eager && !read_tensors(eager_dir, node_names, true, eager)) return 2;
-  if (do_compiled && !read_tensors(compiled_dir, g.outputs, true, compiled)) return 2;
+  if (do_eager && !read(eager_dir, node_names, true, eager)) return 2;
+  if (do_compiled && !read(compiled_dir, g.outputs, true, compiled)) return 2;
   peers::Report r;
   try {
     if (do_eager) peers::check_eager(g, inputs, eager, opt, r);
-    if (do_compiled) peers::check_outputs(g, inputs, compiled, "compiled", opt, r);
-    if (do_eager) {  // eager's final outputs against the same whole-graph enclosure
-      peers::TensorMap finals;
+    // The whole graph's enclosure once, for Inductor's outputs and eager's final ones.
+    std::vector<peers::PeerOutputs> wholes;
+    if (do_compiled) wholes.push_back({"compiled", compiled});
+    if (do_eager) {
+      peers::PeerOutputs finals{"eager", {}};
       for (const std::string& out : g.outputs)
-        if (auto it = eager.find(out); it != eager.end()) finals[out] = it->second;
-      peers::check_outputs(g, inputs, finals, "eager", opt, r);
+        if (auto it = eager.find(out); it != eager.end()) finals.outputs[out] = it->second;
+      wholes.push_back(std::move(finals));
     }
+    peers::check_outputs(g, inputs, wholes, opt, r);
   } catch (const sem::ResourceError& e) {
     std::cerr << "error: " << e.message << "\n";
     return 2;

@@ -32,18 +32,6 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-/// Folder/NAME.npy for each name that exists.
-TensorMap read_tensors(const fs::path& dir, const std::vector<std::string>& names) {
-  TensorMap m;
-  for (const std::string& n : names) {
-    fs::path f = dir / (n + ".npy");
-    if (!fs::exists(f)) continue;
-    auto t = sem::read_npy(f.string());
-    if (auto* x = std::get_if<sem::Tensor>(&t)) m[n] = std::move(*x);
-  }
-  return m;
-}
-
 std::optional<std::string> write_graph_dir(const fs::path& dir, const compiler::Graph& g, const TensorMap& inputs) {
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -105,7 +93,8 @@ std::pair<compiler::Graph, Finding> shrink_compiled(const CampaignOptions& o, co
   if (dirs.empty() || trace_batch(o, dirs, true, py_seconds)) return {whole, f};
   std::pair<compiler::Graph, Finding> best = {whole, f};
   for (size_t i = 0; i < cands.size(); ++i) {
-    TensorMap compiled = read_tensors(dirs[i] / "compiled", cands[i].outputs);
+    TensorMap compiled;
+    if (read_tensors(dirs[i] / "compiled", cands[i].outputs, true, compiled)) continue;
     Report r;
     check_outputs(cands[i], inputs, compiled, "compiled", o.check, r);
     if (r.findings.empty() || cands[i].nodes.size() >= best.first.nodes.size()) continue;
@@ -155,12 +144,14 @@ std::variant<CampaignResult, std::string> run_campaign(const CampaignOptions& o,
         auto meta = nlohmann::json::parse(slurp(dirs[i] / "trace.json"), nullptr, false);
         if (meta.is_object() && meta.contains("torch")) res.torch_version = meta["torch"].get<std::string>();
       }
-      TensorMap eager = read_tensors(dirs[i] / "eager", node_names(g));
+      TensorMap eager, compiled;
+      if (auto e = read_tensors(dirs[i] / "eager", node_names(g), true, eager)) return *e;
+      if (auto e = read_tensors(dirs[i] / "compiled", g.outputs, true, compiled)) return *e;
       Options check = o.check;
       if (auto e = read_trace_meta((dirs[i] / "trace.json").string(), check)) return *e;
       Report r;
       try {
-        if (o.inductor) check_outputs(g, inputs, read_tensors(dirs[i] / "compiled", g.outputs), "compiled", check, r);
+        if (o.inductor) check_outputs(g, inputs, compiled, "compiled", check, r);
         else check_eager(g, inputs, eager, check, r);
       } catch (const sem::ResourceError& e) {
         ++res.unchecked[e.message];

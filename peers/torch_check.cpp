@@ -10,6 +10,7 @@
 #include "compiler/lower.h"
 #include "semantics/enclosure_domain.h"
 #include "semantics/evaluator.h"
+#include "semantics/npy.h"
 #include "transforms/passes.h"
 
 namespace stax::peers {
@@ -56,8 +57,6 @@ std::string Finding::str() const {
 
 namespace {
 
-bool is_float_tensor(const Tensor& t) { return sem::is_float(t.dtype); }
-
 /// Our IEEE value of one element against PyTorch's, in ULPs of the dtype
 /// (inf when one is NaN or infinite and the other is not the same).
 double ulps_between(const Tensor& a, const Tensor& b, int64_t i) {
@@ -69,40 +68,39 @@ double ulps_between(const Tensor& a, const Tensor& b, int64_t i) {
 
 /// Compares `theirs` with our IEEE result (and, for enclosures, with the
 /// enclosure), filling the report and appending findings.
-void judge(const std::string& node, const std::string& op, NodeClass cls, const Tensor& theirs, const Tensor& ieee,
+void judge(const std::string& node, const std::string& op, const std::string& cls, const Tensor& theirs, const Tensor& ieee,
            const sem::EncTensor* enc, const Options& opt, NodeReport& nr, Report& r) {
   nr.elements = theirs.size();
+  bool fl = sem::is_float(theirs.dtype);
+  bool by_enc = enc && fl;  // integer and bool results are judged by their bits
   int64_t listed = 0;
   std::vector<double> widths;
   for (int64_t i = 0; i < theirs.size(); ++i) {
     bool same = sem::element_equal(theirs, ieee, i);
     if (!same) ++nr.differ;
-    if (is_float_tensor(theirs) && !same) nr.max_ulps = std::max(nr.max_ulps, ulps_between(theirs, ieee, i));
-    if (enc && is_float_tensor(theirs)) {
-      auto [l, h] = sem::faithful_bounds(enc->data[size_t(i)]);
+    if (fl && !same) nr.max_ulps = std::max(nr.max_ulps, ulps_between(theirs, ieee, i));
+    const sem::EVal* e = by_enc ? &enc->data[size_t(i)] : nullptr;
+    if (e) {
+      auto [l, h] = sem::faithful_bounds(*e);
       if (std::isfinite(l) && std::isfinite(h)) widths.push_back(sem::grid_distance(l, h, theirs.dtype));
     }
-    bool ok = enc ? sem::faithful_contains(enc->data[size_t(i)], theirs.dtype, theirs.get_double(i)) : same;
-    if (enc && !is_float_tensor(theirs)) ok = same;
-    if (ok) continue;
+    if (e ? sem::faithful_contains(*e, theirs.dtype, theirs.get_double(i)) : same) continue;
     ++nr.outside;
     ++r.finding_count;
     if (listed++ >= opt.max_findings) continue;
-    bool by_enc = enc && is_float_tensor(theirs);
-    Finding f{node, op, std::string(class_name(cls)), "", sem::unflatten(theirs.shape, i), sem::element_text(theirs, i),
-              by_enc ? sem::faithful_text(enc->data[size_t(i)], theirs.dtype) + " (IEEE " +
-                           sem::element_text(ieee, i) + ")"
-                     : sem::element_text(ieee, i)};
+    Finding f{node, op, cls, "", sem::unflatten(theirs.shape, i), sem::element_text(theirs, i),
+              e ? sem::faithful_text(*e, theirs.dtype) + " (IEEE " + sem::element_text(ieee, i) + ")"
+                : sem::element_text(ieee, i)};
     f.theirs_value = theirs.get_double(i);
-    double a = f.theirs_value, b = ieee.get_double(i);
-    if (std::isnan(a) != std::isnan(b)) f.kind = "NaN";
-    else if (a == 0 && b == 0 && std::signbit(a) != std::signbit(b) && !by_enc) f.kind = "sign of zero";
-    else f.kind = "value";
     f.ours_value = ieee.get_double(i);
-    f.exact = !by_enc;
-    if (by_enc) {
-      std::tie(f.lo, f.hi) = sem::faithful_bounds(enc->data[size_t(i)]);
-      f.nan_ok = sem::faithful_contains(enc->data[size_t(i)], theirs.dtype, NAN);
+    double a = f.theirs_value, b = f.ours_value;
+    if (std::isnan(a) != std::isnan(b)) f.kind = "NaN";
+    else if (a == 0 && b == 0 && std::signbit(a) != std::signbit(b) && !e) f.kind = "sign of zero";
+    else f.kind = "value";
+    f.exact = !e;
+    if (e) {
+      std::tie(f.lo, f.hi) = sem::faithful_bounds(*e);
+      f.nan_ok = sem::faithful_contains(*e, theirs.dtype, NAN);
     }
     r.findings.push_back(std::move(f));
   }
@@ -233,34 +231,35 @@ void check_eager(const compiler::Graph& g, const TensorMap& inputs, const Tensor
     }
     const Tensor& ours = *ieee.outputs.at(n.name);
     if (cls != NodeClass::Enclosure) {
-      judge(n.name, n.op, cls, theirs->second, ours, nullptr, opt, nr, r);
+      judge(n.name, n.op, nr.cls, theirs->second, ours, nullptr, opt, nr, r);
     } else {
       sem::EnclosureOutcome enc = sem::eval_faithful(*p, in, opt.model);
       if (enc.failure || enc.indeterminate) {
         finish("the enclosure decides nothing: " + (enc.failure ? enc.failure->str() : *enc.indeterminate));
         continue;
       }
-      judge(n.name, n.op, cls, theirs->second, ours, enc.outputs.at(n.name).get(), opt, nr, r);
+      judge(n.name, n.op, nr.cls, theirs->second, ours, enc.outputs.at(n.name).get(), opt, nr, r);
     }
     r.nodes.push_back(nr);
   }
 }
 
-void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const TensorMap& outputs,
-                   const std::string& who, const Options& opt, Report& r) {
+void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const std::vector<PeerOutputs>& peers,
+                   const Options& opt, Report& r) {
   r.model = opt.model.describe();
+  auto skip_all = [&](const std::string& why) {
+    for (const PeerOutputs& peer : peers)
+      for (const std::string& o : g.outputs) {
+        NodeReport nr;
+        nr.node = o;
+        nr.cls = peer.who;
+        nr.checked = false;
+        nr.note = why;
+        r.outputs.push_back(nr);
+      }
+  };
   std::string note;
   std::optional<sem::Program> p = lower_eager(g, note);
-  auto skip_all = [&](const std::string& why) {
-    for (const std::string& o : g.outputs) {
-      NodeReport nr;
-      nr.node = o;
-      nr.cls = who;
-      nr.checked = false;
-      nr.note = why;
-      r.outputs.push_back(nr);
-    }
-  };
   if (!p) return skip_all(note);
   sem::Inputs in;
   for (const auto& gi : g.inputs) {
@@ -269,37 +268,58 @@ void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const Tens
     if (auto m = shape_mismatch(it->second, gi.type)) return skip_all("graph input " + gi.name + ": " + *m);
     in[gi.name] = it->second;
   }
+  // One evaluation of the graph serves every peer's outputs.
   sem::IeeeOutcome ieee = sem::eval_ieee(*p, in);
   sem::EnclosureOutcome enc = sem::eval_faithful(*p, in, opt.model);
-  if (ieee.failure || enc.failure) return skip_all("the graph fails on its inputs: " + (ieee.failure ? ieee.failure->str() : enc.failure->str()));
+  if (ieee.failure || enc.failure)
+    return skip_all("the graph fails on its inputs: " + (ieee.failure ? ieee.failure->str() : enc.failure->str()));
   if (enc.indeterminate) {
     r.indeterminate = *enc.indeterminate;
     return skip_all("the enclosure decides nothing: " + *enc.indeterminate);
   }
-  for (const std::string& o : g.outputs) {
-    NodeReport nr;
-    nr.node = o;
-    nr.cls = who;
-    auto it = outputs.find(o);
-    if (it == outputs.end()) {
-      nr.checked = false;
-      nr.note = "no " + who + " output recorded";
+  for (const PeerOutputs& peer : peers)
+    for (const std::string& o : g.outputs) {
+      NodeReport nr;
+      nr.node = o;
+      nr.cls = peer.who;
+      auto it = peer.outputs.find(o);
+      if (it == peer.outputs.end()) {
+        nr.checked = false;
+        nr.note = "no " + peer.who + " output recorded";
+        r.outputs.push_back(nr);
+        continue;
+      }
+      const sem::TensorType* t = p->type_of(o);
+      if (auto bad = shape_mismatch(it->second, *t)) {
+        nr.outside = 1;
+        ++r.finding_count;
+        r.findings.push_back({o, "", peer.who + " shape", "shape", {}, *bad, sem::type_str(*t), 0, true, 0, 0, 0, false});
+        r.outputs.push_back(nr);
+        continue;
+      }
+      judge(o, "", peer.who + " enclosure", it->second, *ieee.outputs.at(o), enc.outputs.at(o).get(), opt, nr, r);
       r.outputs.push_back(nr);
-      continue;
     }
-    const sem::TensorType* t = p->type_of(o);
-    if (auto bad = shape_mismatch(it->second, *t)) {
-      nr.outside = 1;
-      ++r.finding_count;
-      r.findings.push_back({o, "", who + " shape", "shape", {}, *bad, sem::type_str(*t), 0, true, 0, 0, 0, false});
-      r.outputs.push_back(nr);
-      continue;
+}
+
+void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const TensorMap& outputs,
+                   const std::string& who, const Options& opt, Report& r) {
+  check_outputs(g, inputs, {{who, outputs}}, opt, r);
+}
+
+std::optional<std::string> read_tensors(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                                        bool optional, TensorMap& out) {
+  for (const std::string& n : names) {
+    std::filesystem::path f = dir / (n + ".npy");
+    if (!std::filesystem::exists(f)) {
+      if (optional) continue;
+      return f.string() + ": no such file (graph input " + n + ")";
     }
-    judge(o, "", NodeClass::Enclosure, it->second, *ieee.outputs.at(o), enc.outputs.at(o).get(), opt, nr, r);
-    for (Finding& f : r.findings)
-      if (f.node == o && f.op.empty() && f.cls == "enclosure") f.cls = who + " enclosure";
-    r.outputs.push_back(nr);
+    auto t = sem::read_npy(f.string());
+    if (auto* e = std::get_if<std::string>(&t)) return *e;
+    out[n] = std::get<sem::Tensor>(std::move(t));
   }
+  return std::nullopt;
 }
 
 std::optional<std::string> read_trace_meta(const std::string& file, Options& opt) {

@@ -24,6 +24,7 @@
 // Anything else is a finding, with the node, the element and both values.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -107,9 +108,24 @@ struct Report {
 void check_eager(const compiler::Graph& g, const TensorMap& inputs, const TensorMap& eager, const Options& opt,
                  Report& r);
 
-/// Whole graph: each output in `outputs` (named by graph output; `who` is
-/// "compiled" or "eager") against the faithful enclosure of the graph.
+/// A peer's values of a graph's outputs: `who` ("compiled", "eager") names
+/// them in the report.
+struct PeerOutputs {
+  std::string who;
+  TensorMap outputs;
+};
+
+/// Whole graph: each peer's outputs (named by graph output) against the
+/// faithful enclosure of the graph, evaluated once for all of them.
+void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const std::vector<PeerOutputs>& peers,
+                   const Options& opt, Report& r);
+/// One peer.
 void check_outputs(const compiler::Graph& g, const TensorMap& inputs, const TensorMap& outputs,
                    const std::string& who, const Options& opt, Report& r);
+
+/// DIR/NAME.npy for each name into `out`: a missing file is skipped when
+/// `optional`, else an error; an unreadable one is an error (the message).
+std::optional<std::string> read_tensors(const std::filesystem::path& dir, const std::vector<std::string>& names,
+                                        bool optional, TensorMap& out);
 
 }  // namespace stax::peers

@@ -260,7 +260,8 @@ void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVa
   if (op == ScalarOp::Sigmoid || op == ScalarOp::Rsqrt) {
     // DESIGN §3's composite definitions, each step faithful (exp(-x) may
     // overflow, so sigmoid(-100) may be 0): 1 / (1 + exp(-x)), 1 / sqrt(x).
-    EVal t(prec_), one(prec_);
+    EVal& t = step_;
+    EVal& one = one_;
     mpfi_set_si(one.f, 1);
     one.i = 0;
     if (op == ScalarOp::Sigmoid) {

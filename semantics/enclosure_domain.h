@@ -51,7 +51,7 @@ using EncTensor = BigTensor<EVal>;
 
 class EnclosureDomain : public BigDomain<EVal> {
  public:
-  explicit EnclosureDomain(mpfr_prec_t prec = 256) : BigDomain(prec), tmp_(prec) {}
+  explicit EnclosureDomain(mpfr_prec_t prec = 256) : BigDomain(prec), tmp_(prec), step_(prec), one_(prec) {}
 
   Value constant(size_t reg, const Const& c, DType tag);
   Value apply(size_t reg, ScalarOp op, DType tag, DType operand_tag, std::span<const Value> args);
@@ -102,6 +102,7 @@ class EnclosureDomain : public BigDomain<EVal> {
   /// Faithful mode: a reduction's exact fold widened to any order.
   void faithful_fold_end(const RedState& s, size_t i, EVal& v);
   EVal tmp_;
+  EVal step_, one_;  ///< faithful sigmoid and rsqrt: the intermediate step, and 1
   const FaithfulModel* faithful_ = nullptr;
 };
 
