@@ -15,6 +15,7 @@
 #include "mathlib/f32_kernels.h"
 #include "mathlib/f32_lanes.h"
 #include "mathlib/f32_testing.h"
+#include "mathlib/f32_vec.h"
 
 namespace stax::math {
 
@@ -58,6 +59,26 @@ STAX_F32_BLOCK(block_sin, f32::k_trig<false>(x[i], T, pert))
 STAX_F32_BLOCK(block_cos, f32::k_trig<true>(x[i], T, pert))
 STAX_F32_BLOCK(block_pow, f32::k_pow(x[i], y[i], T, pert))
 #undef STAX_F32_BLOCK
+
+#if defined(__x86_64__)
+// exp's block loops on AVX2 and AVX-512 hosts: the explicit forms of
+// f32_vec.h (the same bits as k_exp), the remainder through k_exp.
+#define STAX_F32_BLOCK_EXP(name, target_, lanes, form)                                                        \
+  __attribute__((target(target_))) void name(size_t n, float* __restrict out, uint32_t* __restrict slow,     \
+                                             const float* __restrict x, const float* __restrict,             \
+                                             const Tables& T, double pert) {                                \
+    size_t i = 0;                                                                                             \
+    for (; i + lanes <= n; i += lanes) form(x + i, out + i, reinterpret_cast<int32_t*>(slow + i), T, pert); \
+    for (; i < n; ++i) {                                                                                      \
+      Cand c = f32::k_exp(x[i], T, pert);                                                                     \
+      out[i] = c.out;                                                                                         \
+      slow[i] = c.slow;                                                                                       \
+    }                                                                                                         \
+  }
+STAX_F32_BLOCK_EXP(block_exp_avx2, "avx2", 4, f32::vec::exp4)
+STAX_F32_BLOCK_EXP(block_exp_avx512, STAX_AVX512, 8, f32::vec::exp8)
+#undef STAX_F32_BLOCK_EXP
+#endif
 
 constexpr std::array<BlockFn, kNumFns> kBlocks = {block_exp,  block_expm1, block_log, block_log2,
                                                   block_log10, block_log1p, block_tanh, block_erf,
@@ -125,6 +146,20 @@ inline Cand lane_kernel(float x, [[maybe_unused]] float y, const Tables& T, doub
   else return f32::k_pow(x, y, T, pert);
 }
 
+/// The lanes whose rounding test failed go to the slow path; then out.
+template <Fn F, int N>
+[[gnu::always_inline]] inline void finish_lanes(float* out, const float* x, const float* y, float* o,
+                                                const uint32_t* slow, const Tables& T) {
+  constexpr bool kBinary = F == Fn::Pow;
+  uint32_t any = 0;
+  for (int i = 0; i < N; ++i) any |= slow[i];
+  // x and y are read before out is written: out may alias them.
+  if (__builtin_expect(any != 0, 0))
+    for (int i = 0; i < N; ++i)
+      if (slow[i]) o[i] = resolve(F, x[i], kBinary ? y[i] : 0.0f, T);
+  for (int i = 0; i < N; ++i) out[i] = o[i];
+}
+
 template <Fn F, int N>
 [[gnu::always_inline]] inline void lanes_body(float* out, const float* x, const float* y) {
   const Tables& T = f32::tables();
@@ -137,14 +172,9 @@ template <Fn F, int N>
     o[i] = c.out;
     slow[i] = c.slow;
   }
-  uint32_t any = 0;
-  for (int i = 0; i < N; ++i) any |= slow[i];
-  // x and y are read before out is written: out may alias them.
-  if (__builtin_expect(any != 0, 0))
-    for (int i = 0; i < N; ++i)
-      if (slow[i]) o[i] = resolve(F, x[i], kBinary ? y[i] : 0.0f, T);
-  for (int i = 0; i < N; ++i) out[i] = o[i];
+  finish_lanes<F, N>(out, x, y, o, slow, T);
 }
+
 
 }  // namespace
 
@@ -161,6 +191,32 @@ template <Fn F>
 [[gnu::flatten]] __attribute__((target("avx2"))) void f32::eval_lanes8(float* out, const float* x, const float* y) {
   lanes_body<F, 8>(out, x, y);
 }
+// exp: the explicit AVX2 form (f32_vec.h), the same bits as k_exp.
+template <>
+[[gnu::flatten]] __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Exp>(float* out, const float* x,
+                                                                              const float* y) {
+  const Tables& T = f32::tables();
+  const double pert = g_pert[size_t(Fn::Exp)];
+  float o[8];
+  uint32_t slow[8];
+  f32::vec::exp4(x, o, reinterpret_cast<int32_t*>(slow), T, pert);
+  f32::vec::exp4(x + 4, o + 4, reinterpret_cast<int32_t*>(slow + 4), T, pert);
+  finish_lanes<Fn::Exp, 8>(out, x, y, o, slow, T);
+}
+// exp on AVX-512 hosts: one 512-bit register for the eight lanes.
+__attribute__((target(STAX_AVX512))) void f32::exp_lanes8_avx512(float* out, const float* x) {
+  const Tables& T = f32::tables();
+  float o[8];
+  uint32_t slow[8];
+  f32::vec::exp8(x, o, reinterpret_cast<int32_t*>(slow), T, g_pert[size_t(Fn::Exp)]);
+  finish_lanes<Fn::Exp, 8>(out, x, nullptr, o, slow, T);
+}
+
+bool f32::host_has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512vl");
+  return yes;
+}
 #define STAX_F32_LANES8(F) template void f32::eval_lanes8<F>(float*, const float*, const float*);
 #else
 #define STAX_F32_LANES8(F)
@@ -169,7 +225,7 @@ template <Fn F>
 #define STAX_F32_LANES(F)                                                        \
   template void f32::eval_lanes4<F>(float*, const float*, const float*); \
   STAX_F32_LANES8(F)
-STAX_F32_LANES(Fn::Exp)
+template void f32::eval_lanes4<Fn::Exp>(float*, const float*, const float*);
 STAX_F32_LANES(Fn::Expm1)
 STAX_F32_LANES(Fn::Log)
 STAX_F32_LANES(Fn::Log2)
@@ -185,7 +241,11 @@ STAX_F32_LANES(Fn::Pow)
 
 void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
   const Tables& T = f32::tables();
-  const BlockFn block = kBlocks[size_t(f)];
+  BlockFn block = kBlocks[size_t(f)];
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (f == Fn::Exp && avx2) block = f32::host_has_avx512() ? block_exp_avx512 : block_exp_avx2;
+#endif
   const double pert = g_pert[size_t(f)];
   float xs[kChunk], ys[kChunk];
   uint32_t slow[kChunk];

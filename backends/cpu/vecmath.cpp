@@ -85,6 +85,13 @@ __attribute__((target("avx2"))) F32x8 cr2_f32x8(F32x8 x, F32x8 y) {
                             reinterpret_cast<const float*>(&y));
   return r;
 }
+// exp on AVX-512 hosts: the eight lanes in one 512-bit register; the
+// argument and result stay in a ymm register, as for cr_f32x8.
+__attribute__((target("avx512f,avx512dq,avx512vl"))) F32x8 exp_f32x8_avx512(F32x8 x) {
+  F32x8 r;
+  math::f32::exp_lanes8_avx512(reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x));
+  return r;
+}
 // f64: the lanes go through memory to the block entry point.
 template <Fn F>
 F64x2 cr_f64x2(F64x2 x) {
@@ -146,7 +153,8 @@ void add_fn(std::vector<RuntimeSymbol>& out) {
     out.push_back(sym(d, &cr_f64<F>));
 #if defined(__x86_64__)
     out.push_back(sym(f + "_v4", &cr_f32x4<F>));
-    out.push_back(sym(f + "_v8", &cr_f32x8<F>));
+    if (F == Fn::Exp && math::f32::host_has_avx512()) out.push_back(sym(f + "_v8", &exp_f32x8_avx512));
+    else out.push_back(sym(f + "_v8", &cr_f32x8<F>));
     out.push_back(sym(d + "_v2", &cr_f64x2<F>));
     out.push_back(sym(d + "_v4", &cr_f64x4<F>));
 #endif
