@@ -60,25 +60,6 @@ STAX_F32_BLOCK(block_cos, f32::k_trig<true>(x[i], T, pert))
 STAX_F32_BLOCK(block_pow, f32::k_pow(x[i], y[i], T, pert))
 #undef STAX_F32_BLOCK
 
-#if defined(__x86_64__)
-// exp's block loops on AVX2 and AVX-512 hosts: the explicit forms of
-// f32_vec.h (the same bits as k_exp), the remainder through k_exp.
-#define STAX_F32_BLOCK_EXP(name, target_, lanes, form)                                                        \
-  __attribute__((target(target_))) void name(size_t n, float* __restrict out, uint32_t* __restrict slow,     \
-                                             const float* __restrict x, const float* __restrict,             \
-                                             const Tables& T, double pert) {                                \
-    size_t i = 0;                                                                                             \
-    for (; i + lanes <= n; i += lanes) form(x + i, out + i, reinterpret_cast<int32_t*>(slow + i), T, pert); \
-    for (; i < n; ++i) {                                                                                      \
-      Cand c = f32::k_exp(x[i], T, pert);                                                                     \
-      out[i] = c.out;                                                                                         \
-      slow[i] = c.slow;                                                                                       \
-    }                                                                                                         \
-  }
-STAX_F32_BLOCK_EXP(block_exp_avx2, "avx2", 4, f32::vec::exp4)
-STAX_F32_BLOCK_EXP(block_exp_avx512, STAX_AVX512, 8, f32::vec::exp8)
-#undef STAX_F32_BLOCK_EXP
-#endif
 
 constexpr std::array<BlockFn, kNumFns> kBlocks = {block_exp,  block_expm1, block_log, block_log2,
                                                   block_log10, block_log1p, block_tanh, block_erf,
@@ -102,6 +83,47 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
   }
   return {0.0f, true};
 }
+
+#if defined(__x86_64__)
+// The functions with explicit vector forms (f32_vec.h: the same bits as
+// their scalar kernels), on AVX2 (4 lanes) and AVX-512 (8 lanes) hosts.
+template <Fn F>
+constexpr bool kVecForm = F == Fn::Exp || F == Fn::Erf;
+
+template <Fn F>
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) void form_avx2(const float* x, float* o, uint32_t* s,
+                                                                            const Tables& T, double pert) {
+  int32_t* fail = reinterpret_cast<int32_t*>(s);
+  if constexpr (F == Fn::Exp) f32::vec::avx2::exp(x, o, fail, T, pert);
+  else f32::vec::avx2::erf(x, o, fail, T, pert);
+}
+template <Fn F>
+[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) void form_avx512(const float* x, float* o,
+                                                                                   uint32_t* s, const Tables& T,
+                                                                                   double pert) {
+  int32_t* fail = reinterpret_cast<int32_t*>(s);
+  if constexpr (F == Fn::Exp) f32::vec::avx512::exp(x, o, fail, T, pert);
+  else f32::vec::avx512::erf(x, o, fail, T, pert);
+}
+
+// Block loops through the forms; the remainder through the scalar kernel.
+#define STAX_F32_BLOCK_VEC(name, target_, lanes, form)                                                      \
+  template <Fn F>                                                                                           \
+  __attribute__((target(target_))) void name(size_t n, float* __restrict out, uint32_t* __restrict slow,   \
+                                             const float* __restrict x, const float* __restrict,           \
+                                             const Tables& T, double pert) {                              \
+    size_t i = 0;                                                                                           \
+    for (; i + lanes <= n; i += lanes) form<F>(x + i, out + i, slow + i, T, pert);                          \
+    for (; i < n; ++i) {                                                                                    \
+      Cand c = kernel(F, x[i], 0.0f, T, pert);                                                              \
+      out[i] = c.out;                                                                                       \
+      slow[i] = c.slow;                                                                                     \
+    }                                                                                                       \
+  }
+STAX_F32_BLOCK_VEC(block_vec_avx2, "avx2", 4, form_avx2)
+STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, form_avx512)
+#undef STAX_F32_BLOCK_VEC
+#endif
 
 /// An element whose fast path failed: sin and cos of 2^20 < |x| < inf try
 /// the Payne-Hanek reduction first; then MPFR, counted. Two cases of pow's
@@ -191,26 +213,36 @@ template <Fn F>
 [[gnu::flatten]] __attribute__((target("avx2"))) void f32::eval_lanes8(float* out, const float* x, const float* y) {
   lanes_body<F, 8>(out, x, y);
 }
-// exp: the explicit AVX2 form (f32_vec.h), the same bits as k_exp.
+// The functions with explicit forms: two AVX2 registers, or one AVX-512 one.
+template <Fn F>
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) void vec_lanes8(float* out, const float* x) {
+  const Tables& T = f32::tables();
+  const double pert = g_pert[size_t(F)];
+  float o[8];
+  uint32_t slow[8];
+  form_avx2<F>(x, o, slow, T, pert);
+  form_avx2<F>(x + 4, o + 4, slow + 4, T, pert);
+  finish_lanes<F, 8>(out, x, nullptr, o, slow, T);
+}
 template <>
-[[gnu::flatten]] __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Exp>(float* out, const float* x,
-                                                                              const float* y) {
-  const Tables& T = f32::tables();
-  const double pert = g_pert[size_t(Fn::Exp)];
-  float o[8];
-  uint32_t slow[8];
-  f32::vec::exp4(x, o, reinterpret_cast<int32_t*>(slow), T, pert);
-  f32::vec::exp4(x + 4, o + 4, reinterpret_cast<int32_t*>(slow + 4), T, pert);
-  finish_lanes<Fn::Exp, 8>(out, x, y, o, slow, T);
+__attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Exp>(float* out, const float* x, const float*) {
+  vec_lanes8<Fn::Exp>(out, x);
 }
-// exp on AVX-512 hosts: one 512-bit register for the eight lanes.
-__attribute__((target(STAX_AVX512))) void f32::exp_lanes8_avx512(float* out, const float* x) {
+template <>
+__attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Erf>(float* out, const float* x, const float*) {
+  vec_lanes8<Fn::Erf>(out, x);
+}
+
+template <Fn F>
+__attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, const float* x) {
   const Tables& T = f32::tables();
   float o[8];
   uint32_t slow[8];
-  f32::vec::exp8(x, o, reinterpret_cast<int32_t*>(slow), T, g_pert[size_t(Fn::Exp)]);
-  finish_lanes<Fn::Exp, 8>(out, x, nullptr, o, slow, T);
+  form_avx512<F>(x, o, slow, T, g_pert[size_t(F)]);
+  finish_lanes<F, 8>(out, x, nullptr, o, slow, T);
 }
+template void f32::eval_lanes8_avx512<Fn::Exp>(float*, const float*);
+template void f32::eval_lanes8_avx512<Fn::Erf>(float*, const float*);
 
 bool f32::host_has_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
@@ -232,7 +264,7 @@ STAX_F32_LANES(Fn::Log2)
 STAX_F32_LANES(Fn::Log10)
 STAX_F32_LANES(Fn::Log1p)
 STAX_F32_LANES(Fn::Tanh)
-STAX_F32_LANES(Fn::Erf)
+template void f32::eval_lanes4<Fn::Erf>(float*, const float*, const float*);
 STAX_F32_LANES(Fn::Sin)
 STAX_F32_LANES(Fn::Cos)
 STAX_F32_LANES(Fn::Pow)
@@ -244,7 +276,10 @@ void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
   BlockFn block = kBlocks[size_t(f)];
 #if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (f == Fn::Exp && avx2) block = f32::host_has_avx512() ? block_exp_avx512 : block_exp_avx2;
+  if (avx2 && f == Fn::Exp)
+    block = f32::host_has_avx512() ? block_vec_avx512<Fn::Exp> : block_vec_avx2<Fn::Exp>;
+  if (avx2 && f == Fn::Erf)
+    block = f32::host_has_avx512() ? block_vec_avx512<Fn::Erf> : block_vec_avx2<Fn::Erf>;
 #endif
   const double pert = g_pert[size_t(f)];
   float xs[kChunk], ys[kChunk];

@@ -16,9 +16,11 @@ template <Fn F>
 __attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, const float* y);
 /// Whether the CPU has AVX-512 F, DQ and VL (the 512-bit forms below).
 bool host_has_avx512();
-/// eval_lanes8<Fn::Exp> in one 512-bit register: call it only where
+/// eval_lanes8<F> in one 512-bit register, for the unary functions with an
+/// explicit vector form (Exp, Erf; f32_vec.h): call it only where
 /// host_has_avx512().
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void exp_lanes8_avx512(float* out, const float* x);
+template <Fn F>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void eval_lanes8_avx512(float* out, const float* x);
 #endif
 
 }  // namespace stax::math::f32
