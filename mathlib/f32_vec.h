@@ -7,7 +7,9 @@
 // is built with -ffp-contract=off), and a gather instead of the
 // lane-by-lane table load — so each lane's candidate and rounding-test flag
 // are the scalar kernel's bits, and the error bounds proven there hold
-// unchanged. tests/mathlib/cr32_test.cpp checks the lanes against eval_f32.
+// unchanged (erf may take a shorter series with the same bound, see
+// f32_vec_impl.inc). tests/mathlib/cr32_test.cpp checks the lanes against
+// eval_f32.
 //
 // Two instruction sets, from one text (f32_vec_impl.inc): vec::avx2 (4
 // lanes, binary64 in a ymm register) and vec::avx512 (8 lanes in a zmm

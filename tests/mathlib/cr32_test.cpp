@@ -306,7 +306,7 @@ TEST_CASE("erf's series: the omitted terms stay below 2^-55 of the sum") {
   // All terms are positive and the tail's share grows with t, so t = 16
   // is the worst case; the sum to 400 terms stands in for the series
   // (the terms beyond fall below 2^-400 of it).
-  auto tail_share = [](int kept) {
+  auto tail_share = [](int kept, unsigned t = 16) {
     mpfr_t term, head, all;
     mpfr_inits2(256, term, head, all, static_cast<mpfr_ptr>(nullptr));
     mpfr_set_ui(term, 1, MPFR_RNDN);
@@ -314,7 +314,7 @@ TEST_CASE("erf's series: the omitted terms stay below 2^-55 of the sum") {
     for (int n = 0; n < 400; ++n) {
       if (n == kept) mpfr_set(head, all, MPFR_RNDN);
       mpfr_add(all, all, term, MPFR_RNDN);
-      mpfr_mul_ui(term, term, 2 * 16, MPFR_RNDN);
+      mpfr_mul_ui(term, term, 2 * t, MPFR_RNDN);
       mpfr_div_ui(term, term, unsigned(2 * n + 3), MPFR_RNDN);
     }
     mpfr_sub(head, all, head, MPFR_RNDN);
@@ -325,4 +325,8 @@ TEST_CASE("erf's series: the omitted terms stay below 2^-55 of the sum") {
   };
   CHECK(tail_share(stax::math::f32::kErfTerms) < 0x1p-55);
   CHECK(tail_share(45) > 0x1p-55);  // too few terms: the check notices
+  // The vector forms' shorter series for t <= 4 (|x| <= 2).
+  CHECK(stax::math::f32::kErfSmallT == 4.0);
+  CHECK(tail_share(stax::math::f32::kErfTermsSmall, 4) < 0x1p-55);
+  CHECK(tail_share(28, 4) > 0x1p-55);
 }
