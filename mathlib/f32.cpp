@@ -88,13 +88,13 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
 // The functions with explicit vector forms (f32_vec.h: the same bits as
 // their scalar kernels), on AVX2 (4 lanes) and AVX-512 (8 lanes) hosts.
 template <Fn F>
-constexpr bool kVecForm = F == Fn::Exp || F == Fn::Erf;
-
-template <Fn F>
 [[gnu::always_inline]] inline __attribute__((target("avx2"))) void form_avx2(const float* x, float* o, uint32_t* s,
                                                                             const Tables& T, double pert) {
   int32_t* fail = reinterpret_cast<int32_t*>(s);
+  static_assert(f32::has_vec_form(F));
   if constexpr (F == Fn::Exp) f32::vec::avx2::exp(x, o, fail, T, pert);
+  else if constexpr (F == Fn::Expm1) f32::vec::avx2::expm1(x, o, fail, T, pert);
+  else if constexpr (F == Fn::Tanh) f32::vec::avx2::tanh(x, o, fail, T, pert);
   else f32::vec::avx2::erf(x, o, fail, T, pert);
 }
 template <Fn F>
@@ -102,7 +102,10 @@ template <Fn F>
                                                                                    uint32_t* s, const Tables& T,
                                                                                    double pert) {
   int32_t* fail = reinterpret_cast<int32_t*>(s);
+  static_assert(f32::has_vec_form(F));
   if constexpr (F == Fn::Exp) f32::vec::avx512::exp(x, o, fail, T, pert);
+  else if constexpr (F == Fn::Expm1) f32::vec::avx512::expm1(x, o, fail, T, pert);
+  else if constexpr (F == Fn::Tanh) f32::vec::avx512::tanh(x, o, fail, T, pert);
   else f32::vec::avx512::erf(x, o, fail, T, pert);
 }
 
@@ -232,6 +235,14 @@ template <>
 __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Erf>(float* out, const float* x, const float*) {
   vec_lanes8<Fn::Erf>(out, x);
 }
+template <>
+__attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Expm1>(float* out, const float* x, const float*) {
+  vec_lanes8<Fn::Expm1>(out, x);
+}
+template <>
+__attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Tanh>(float* out, const float* x, const float*) {
+  vec_lanes8<Fn::Tanh>(out, x);
+}
 
 template <Fn F>
 __attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, const float* x) {
@@ -243,6 +254,8 @@ __attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, co
 }
 template void f32::eval_lanes8_avx512<Fn::Exp>(float*, const float*);
 template void f32::eval_lanes8_avx512<Fn::Erf>(float*, const float*);
+template void f32::eval_lanes8_avx512<Fn::Expm1>(float*, const float*);
+template void f32::eval_lanes8_avx512<Fn::Tanh>(float*, const float*);
 
 bool f32::host_has_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
@@ -258,12 +271,12 @@ bool f32::host_has_avx512() {
   template void f32::eval_lanes4<F>(float*, const float*, const float*); \
   STAX_F32_LANES8(F)
 template void f32::eval_lanes4<Fn::Exp>(float*, const float*, const float*);
-STAX_F32_LANES(Fn::Expm1)
+template void f32::eval_lanes4<Fn::Expm1>(float*, const float*, const float*);
 STAX_F32_LANES(Fn::Log)
 STAX_F32_LANES(Fn::Log2)
 STAX_F32_LANES(Fn::Log10)
 STAX_F32_LANES(Fn::Log1p)
-STAX_F32_LANES(Fn::Tanh)
+template void f32::eval_lanes4<Fn::Tanh>(float*, const float*, const float*);
 template void f32::eval_lanes4<Fn::Erf>(float*, const float*, const float*);
 STAX_F32_LANES(Fn::Sin)
 STAX_F32_LANES(Fn::Cos)
@@ -276,10 +289,14 @@ void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
   BlockFn block = kBlocks[size_t(f)];
 #if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && f == Fn::Exp)
-    block = f32::host_has_avx512() ? block_vec_avx512<Fn::Exp> : block_vec_avx2<Fn::Exp>;
-  if (avx2 && f == Fn::Erf)
-    block = f32::host_has_avx512() ? block_vec_avx512<Fn::Erf> : block_vec_avx2<Fn::Erf>;
+  if (avx2 && f32::has_vec_form(f)) {
+    static constexpr std::array<BlockFn, 4> k512 = {block_vec_avx512<Fn::Exp>, block_vec_avx512<Fn::Expm1>,
+                                                    block_vec_avx512<Fn::Tanh>, block_vec_avx512<Fn::Erf>};
+    static constexpr std::array<BlockFn, 4> k256 = {block_vec_avx2<Fn::Exp>, block_vec_avx2<Fn::Expm1>,
+                                                    block_vec_avx2<Fn::Tanh>, block_vec_avx2<Fn::Erf>};
+    size_t i = f == Fn::Exp ? 0 : f == Fn::Expm1 ? 1 : f == Fn::Tanh ? 2 : 3;
+    block = f32::host_has_avx512() ? k512[i] : k256[i];
+  }
 #endif
   const double pert = g_pert[size_t(f)];
   float xs[kChunk], ys[kChunk];

@@ -85,7 +85,8 @@ __attribute__((target("avx2"))) F32x8 cr2_f32x8(F32x8 x, F32x8 y) {
                             reinterpret_cast<const float*>(&y));
   return r;
 }
-// exp and erf on AVX-512 hosts: the eight lanes in one 512-bit register;
+// The functions with explicit vector forms (mathlib/f32_vec.h) on AVX-512
+// hosts: the eight lanes in one 512-bit register;
 // the argument and result stay in a ymm register, as for cr_f32x8.
 template <Fn F>
 __attribute__((target("avx512f,avx512dq,avx512vl"))) F32x8 cr_f32x8_avx512(F32x8 x) {
@@ -141,7 +142,7 @@ RuntimeSymbol sym(std::string name, T* f) {
 /// there is one and the host has AVX-512.
 template <Fn F>
 void* f32x8_entry() {
-  if constexpr (F == Fn::Exp || F == Fn::Erf)
+  if constexpr (math::f32::has_vec_form(F))
     if (math::f32::host_has_avx512()) return reinterpret_cast<void*>(&cr_f32x8_avx512<F>);
   return reinterpret_cast<void*>(&cr_f32x8<F>);
 }

@@ -225,7 +225,7 @@ size_t lanes_differ(const std::vector<float>& xs, const std::vector<float>& ys) 
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx2"))
     run(8, [](float* o, const float* x, const float* y) { m::f32::eval_lanes8<F>(o, x, y); });
-  if constexpr (F == Fn::Exp || F == Fn::Erf)
+  if constexpr (m::f32::has_vec_form(F))
     if (m::f32::host_has_avx512())
       run(8, [](float* o, const float* x, const float*) { m::f32::eval_lanes8_avx512<F>(o, x); });
 #endif
