@@ -85,30 +85,6 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
 }
 
 #if defined(__x86_64__)
-// The functions with explicit vector forms (f32_vec.h: the same bits as
-// their scalar kernels), on AVX2 (4 lanes) and AVX-512 (8 lanes) hosts.
-template <Fn F>
-[[gnu::always_inline]] inline __attribute__((target("avx2"))) void form_avx2(const float* x, float* o, uint32_t* s,
-                                                                            const Tables& T, double pert) {
-  int32_t* fail = reinterpret_cast<int32_t*>(s);
-  static_assert(f32::has_vec_form(F));
-  if constexpr (F == Fn::Exp) f32::vec::avx2::exp(x, o, fail, T, pert);
-  else if constexpr (F == Fn::Expm1) f32::vec::avx2::expm1(x, o, fail, T, pert);
-  else if constexpr (F == Fn::Tanh) f32::vec::avx2::tanh(x, o, fail, T, pert);
-  else f32::vec::avx2::erf(x, o, fail, T, pert);
-}
-template <Fn F>
-[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) void form_avx512(const float* x, float* o,
-                                                                                   uint32_t* s, const Tables& T,
-                                                                                   double pert) {
-  int32_t* fail = reinterpret_cast<int32_t*>(s);
-  static_assert(f32::has_vec_form(F));
-  if constexpr (F == Fn::Exp) f32::vec::avx512::exp(x, o, fail, T, pert);
-  else if constexpr (F == Fn::Expm1) f32::vec::avx512::expm1(x, o, fail, T, pert);
-  else if constexpr (F == Fn::Tanh) f32::vec::avx512::tanh(x, o, fail, T, pert);
-  else f32::vec::avx512::erf(x, o, fail, T, pert);
-}
-
 // Block loops through the forms; the remainder through the scalar kernel.
 #define STAX_F32_BLOCK_VEC(name, target_, lanes, form)                                                      \
   template <Fn F>                                                                                           \
@@ -116,15 +92,16 @@ template <Fn F>
                                              const float* __restrict x, const float* __restrict,           \
                                              const Tables& T, double pert) {                              \
     size_t i = 0;                                                                                           \
-    for (; i + lanes <= n; i += lanes) form<F>(x + i, out + i, slow + i, T, pert);                          \
+    for (; i + lanes <= n; i += lanes)                                                                      \
+      form<F>(x + i, out + i, reinterpret_cast<int32_t*>(slow + i), T, pert);                               \
     for (; i < n; ++i) {                                                                                    \
       Cand c = kernel(F, x[i], 0.0f, T, pert);                                                              \
       out[i] = c.out;                                                                                       \
       slow[i] = c.slow;                                                                                     \
     }                                                                                                       \
   }
-STAX_F32_BLOCK_VEC(block_vec_avx2, "avx2", 4, form_avx2)
-STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, form_avx512)
+STAX_F32_BLOCK_VEC(block_vec_avx2, "avx2", 4, f32::vec::avx2::form)
+STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, f32::vec::avx512::form)
 #undef STAX_F32_BLOCK_VEC
 #endif
 
@@ -226,8 +203,9 @@ template <Fn F>
   const double pert = g_pert[size_t(F)];
   float o[8];
   uint32_t slow[8];
-  form_avx2<F>(x, o, slow, T, pert);
-  form_avx2<F>(x + 4, o + 4, slow + 4, T, pert);
+  int32_t* fail = reinterpret_cast<int32_t*>(slow);
+  f32::vec::avx2::form<F>(x, o, fail, T, pert);
+  f32::vec::avx2::form<F>(x + 4, o + 4, fail + 4, T, pert);
   finish_lanes<F, 8>(out, x, nullptr, o, slow, T);
 }
 template <>
@@ -245,7 +223,7 @@ __attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, co
   const Tables& T = f32::tables();
   float o[8];
   uint32_t slow[8];
-  form_avx512<F>(x, o, slow, T, g_pert[size_t(F)]);
+  f32::vec::avx512::form<F>(x, o, reinterpret_cast<int32_t*>(slow), T, g_pert[size_t(F)]);
   finish_lanes<F, 8>(out, x, nullptr, o, slow, T);
 }
 template void f32::eval_lanes8_avx512<Fn::Exp>(float*, const float*);

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
 
 #define STAX_AVX512 "avx512f,avx512dq,avx512vl"
