@@ -23,6 +23,7 @@
 // `gpu_unsupported` names the first such feature and the backend refuses.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,14 @@
 
 namespace stax::backends::gpu {
 
+/// A reduction computed in gpu-reduce's block order (block_reduce.h): M
+/// threads per output element, warps of W lanes.
+struct BlockShape {
+  int64_t threads = 0, warp = 0;  ///< M, W
+  sem::Const id;                  ///< the op's exact identity (the lanes' start, the tree levels' init)
+  bool fold_init = false;         ///< the root level takes init (reassoc::init_foldable), else init ⊕ root
+};
+
 /// One generated kernel: `extern "C" __global__ void <name>(T0* out, const
 /// T1* in1, ..., i64 begin, i64 end, StaxFail* fail, int record)` computes
 /// the output elements with flat index in [begin, end).
@@ -39,6 +48,11 @@ struct GpuKernel {
   std::string name;
   cpu::KernelSpec spec;             ///< buffer 0 the output, then the tensors read
   std::vector<std::string> reasons;  ///< failure reasons by id
+  /// 0: one thread per output element, any block size. Else a block
+  /// reduction: launched with exactly this many threads per block, one block
+  /// per output element over a grid-stride loop (barriers, shuffles, shared
+  /// memory: the emulator runs its threads as fibers).
+  unsigned threads = 0;
 };
 
 struct GpuSource {
@@ -53,6 +67,8 @@ std::optional<std::string> gpu_unsupported(const sem::Program& p);
 /// Emits every binding of the normal-form program `p` as one kernel. Throws
 /// CompileError when a binding is not one kernel or uses an unsupported
 /// feature.
-GpuSource emit_cuda(const sem::Program& p);
+/// `blocks` names the bindings (plain reductions) to emit as one block
+/// reduction kernel each, in gpu-reduce's order.
+GpuSource emit_cuda(const sem::Program& p, const std::map<std::string, BlockShape>& blocks = {});
 
 }  // namespace stax::backends::gpu
