@@ -13,7 +13,9 @@
 // the source never names fma except for the program's own fma op).
 // Reductions are a sequential left fold per output element in the
 // program's order, so the bits are the interpreter's; the GPU's parallel
-// reduction orders are later transforms. Indirect loads wrap negatives and
+// reduction orders are transforms (gpu-reduce), and a binding marked as a
+// block reduction (block_reduce.h) is emitted as one kernel in that order:
+// warp shuffles, __shared__ memory, barriers. Indirect loads wrap negatives and
 // check bounds; the first failure (⊥) is the least failing output position.
 //
 // Not yet: transcendental ops (their correctly rounded device routines do

@@ -22,15 +22,32 @@ struct stax_dim3 { unsigned x, y, z; };
 static stax_dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 // Kernels with barriers or shuffles run each block's threads as fibers
-// (ucontext): a fiber runs until it waits at __syncthreads() or at a
+// (a context switch of the callee-saved registers on x86-64, ucontext
+// elsewhere — glibc's swapcontext makes two system calls per switch): a
+// fiber runs until it waits at __syncthreads() or at a
 // shuffle, or returns; when none can run, the scheduler completes the
 // shuffles whose warps have arrived (the values of the lanes at that call),
 // else releases the barrier once every live thread waits there, else
 // reports a deadlock. The first error of a launch is kept for the host
 // (stax_emu_error) and ends the launch.
 enum { STAX_RUN = 0, STAX_BAR, STAX_SHFL, STAX_DONE };
+#if defined(__x86_64__)
+#define STAX_EMU_FAST_SWITCH 1
+// Saves the callee-saved registers, MXCSR and the x87 control word on the
+// current stack, stores its pointer in *from and continues on `to`.
+extern "C" __attribute__((visibility("hidden"))) void stax_emu_switch(void** from, void* to);
+__asm__(".text\n.p2align 4\n.globl stax_emu_switch\n.hidden stax_emu_switch\n"
+        ".type stax_emu_switch,@function\nstax_emu_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  subq $8, %rsp\n  stmxcsr (%rsp)\n  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n  fldcw 4(%rsp)\n  addq $8, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n  ret\n"
+        ".size stax_emu_switch, .-stax_emu_switch\n");
+#endif
 struct StaxFiber {
   ucontext_t ctx;
+  void* sp;
   int state;
   unsigned long long val, got;  // a shuffle's value and result, as bits
   int delta, width, xor_mode;
@@ -41,6 +58,7 @@ struct StaxEmu {
   unsigned n;
   int cur;                         // the running fiber, -1 in the scheduler
   ucontext_t sched;
+  void* sched_sp;
   unsigned long long epoch;        // barrier intervals, over all blocks
   unsigned long long block_serial; // blocks run in this module
   char* stacks;
@@ -49,7 +67,7 @@ struct StaxEmu {
   void* arg;
   char err[512];
 };
-static StaxEmu stax_emu = {nullptr, 0, -1, {}, 1, 0, nullptr, 0, nullptr, nullptr, {0}};
+static StaxEmu stax_emu = {nullptr, 0, -1, {}, nullptr, 1, 0, nullptr, 0, nullptr, nullptr, {0}};
 
 extern "C" const char* stax_emu_error() { return stax_emu.err; }
 extern "C" void stax_emu_clear_error() { stax_emu.err[0] = 0; }
@@ -65,7 +83,11 @@ static void stax_emu_fail(const char* fmt, ...) {
 static void stax_emu_wait(int state) {
   StaxFiber& f = stax_emu.f[stax_emu.cur];
   f.state = state;
+#ifdef STAX_EMU_FAST_SWITCH
+  stax_emu_switch(&f.sp, stax_emu.sched_sp);
+#else
   swapcontext(&f.ctx, &stax_emu.sched);
+#endif
 }
 static void __syncthreads() {
   if (stax_emu.cur < 0) { stax_emu_fail("__syncthreads() outside a fiber launch"); return; }
@@ -138,7 +160,11 @@ template <class T, int N> struct StaxShared {
 
 static void stax_emu_entry() {
   stax_emu.body(stax_emu.arg);
-  stax_emu.f[stax_emu.cur].state = STAX_DONE;  // uc_link returns to the scheduler
+  stax_emu.f[stax_emu.cur].state = STAX_DONE;
+#ifdef STAX_EMU_FAST_SWITCH
+  stax_emu_switch(&stax_emu.f[stax_emu.cur].sp, stax_emu.sched_sp);  // never resumed
+  abort();
+#endif  // else uc_link returns to the scheduler
 }
 
 // Completes the shuffles of warps whose lanes in the mask have all arrived.
@@ -192,11 +218,26 @@ static void stax_emu_block(unsigned b) {
   ++stax_emu.epoch;
   for (unsigned t = 0; t < stax_emu.n; ++t) {
     StaxFiber& f = stax_emu.f[t];
+    char* base = stax_emu.stacks + size_t(t) * stax_emu.stack_size;
+#ifdef STAX_EMU_FAST_SWITCH
+    // The frame stax_emu_switch pops: MXCSR and control word, six
+    // registers, then `ret` into the entry with the stack as after a call.
+    unsigned long long* top = (unsigned long long*)((size_t)(base + stax_emu.stack_size) & ~(size_t)15);
+    unsigned long long* sp = top - 9;  // 16-byte aligned + 8 once entered
+    unsigned csr[2];
+    __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(csr[0]), "=m"(csr[1]));
+    memcpy(sp, csr, 8);
+    for (int i = 1; i <= 6; ++i) sp[i] = 0;
+    sp[7] = (unsigned long long)(size_t)&stax_emu_entry;
+    sp[8] = 0;
+    f.sp = sp;
+#else
     getcontext(&f.ctx);
-    f.ctx.uc_stack.ss_sp = stax_emu.stacks + size_t(t) * stax_emu.stack_size;
+    f.ctx.uc_stack.ss_sp = base;
     f.ctx.uc_stack.ss_size = stax_emu.stack_size;
     f.ctx.uc_link = &stax_emu.sched;
     makecontext(&f.ctx, stax_emu_entry, 0);
+#endif
     f.state = STAX_RUN;
   }
   for (;;) {
@@ -204,7 +245,11 @@ static void stax_emu_block(unsigned b) {
       if (stax_emu.f[t].state != STAX_RUN) continue;
       stax_emu.cur = int(t);
       threadIdx.x = t;
+#ifdef STAX_EMU_FAST_SWITCH
+      stax_emu_switch(&stax_emu.sched_sp, stax_emu.f[t].sp);
+#else
       swapcontext(&stax_emu.sched, &stax_emu.f[t].ctx);
+#endif
       stax_emu.cur = -1;
     }
     if (stax_emu.err[0]) return;
