@@ -31,7 +31,7 @@ static stax_dim3 threadIdx, blockIdx, blockDim, gridDim;
 // reports a deadlock. The first error of a launch is kept for the host
 // (stax_emu_error) and ends the launch.
 enum { STAX_RUN = 0, STAX_BAR, STAX_SHFL, STAX_DONE };
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(STAX_EMU_UCONTEXT)  // STAX_EMU_UCONTEXT: the portable switch
 #define STAX_EMU_FAST_SWITCH 1
 // Saves the callee-saved registers, MXCSR and the x87 control word on the
 // current stack, stores its pointer in *from and continues on `to`.

@@ -1,7 +1,8 @@
 // The emulator's shim of the CUDA execution model (emu_shim.h), on kernels
 // written by hand: a block reduction (block-stride partials, a
 // __shfl_down_sync tree per warp, warp results through __shared__ memory
-// after __syncthreads()) gives the bits of a C++ model of the same order;
+// after __syncthreads()) gives the bits of a C++ model of the same order,
+// with the x86-64 register switch and with ucontext;
 // a butterfly of __shfl_xor_sync; and the deliberately wrong kernels — the
 // barrier left out (the read of another thread's write is reported, never
 // some value), two writers between barriers, a deadlock between a barrier
@@ -90,15 +91,18 @@ extern "C" void wrong_emu(int* out, int which) {
 }
 )CUDA";
 
-const gpu::EmuModule& module() {
-  static gpu::EmuModule m(std::string(gpu::cuda_prelude()) + kKernels);
-  return m;
+/// The kernels with the shim's x86-64 register switch (where it has one),
+/// or with ucontext (the portable switch).
+const gpu::EmuModule& module(bool portable = false) {
+  static gpu::EmuModule fast(std::string(gpu::cuda_prelude()) + kKernels);
+  static gpu::EmuModule ucontext("#define STAX_EMU_UCONTEXT 1\n" + std::string(gpu::cuda_prelude()) + kKernels);
+  return portable ? ucontext : fast;
 }
 
 template <class F>
-F fn(const char* name) {
+F fn(const char* name, bool portable = false) {
   // Through void (*)(): the hand-written launchers have their own signatures.
-  return reinterpret_cast<F>(reinterpret_cast<void (*)()>(module().launcher(name)));
+  return reinterpret_cast<F>(reinterpret_cast<void (*)()>(module(portable).launcher(name)));
 }
 
 /// The order of blockred: 256 threads, warps of 32, shuffle trees, then the
@@ -122,17 +126,19 @@ float model(const float* x, int64_t n) {
 }  // namespace
 
 TEST_CASE("emulator shim: a hand-written block reduction gives the bits of its order") {
-  auto run = fn<void (*)(const float*, float*, long long, int, unsigned)>("blockred");
+  bool portable = GENERATE(false, true);
+  INFO((portable ? "ucontext" : "register switch"));
+  auto run = fn<void (*)(const float*, float*, long long, int, unsigned)>("blockred", portable);
   std::mt19937 gen(7);
   std::normal_distribution<float> d(0.0f, 1.0f);
   for (int64_t n : {1, 100, 256, 1000, 4099}) {
     const unsigned rows = 3;
     std::vector<float> x(size_t(n) * rows), out(rows, 0.0f);
     for (float& v : x) v = d(gen) * 1000.0f;
-    module().clear_error();
+    module(portable).clear_error();
     run(x.data(), out.data(), n, 1, rows);
     INFO("n = " << n);
-    REQUIRE(module().error() == "");
+    REQUIRE(module(portable).error() == "");
     for (unsigned r = 0; r < rows; ++r)
       CHECK(std::bit_cast<uint32_t>(out[r]) == std::bit_cast<uint32_t>(model(x.data() + r * size_t(n), n)));
   }
