@@ -1,5 +1,7 @@
 #include "backends/gpu/block_reduce.h"
 
+#include <bit>
+#include <cstdint>
 #include <functional>
 #include <optional>
 
@@ -69,13 +71,28 @@ bool rederives(const Expr& e, const Found& f) {
 
 /// `e` as a reduction in gpu-reduce's order, or nullopt.
 std::optional<Found> match(const Expr& e) {
-  const auto* top = std::get_if<RedE>(&e->p);
-  if (!top || top->extents.size() != 1 || top->extents[0] > 2 || red_is_arg(top->op)) return std::nullopt;
   const DType dt = e->type.dtype;
-  if (dt == DType::Bool || is_half(dt)) return std::nullopt;  // no shuffle of bool; halves accumulate in f32
+  if (dt == DType::Bool) return std::nullopt;  // no shuffle of bool
+  // f16/bf16: the tree accumulates in f32 and a final cast rounds (reassoc.h).
+  Expr tree = e;
+  if (is_half(dt)) {
+    const auto* m = std::get_if<MapE>(&e->p);
+    if (!m || m->args.size() != 1 || m->args[0]->type.dtype != DType::F32) return std::nullopt;
+    tree = m->args[0];
+  }
+  const auto* top = std::get_if<RedE>(&tree->p);
+  if (!top || top->extents.size() != 1 || top->extents[0] > 2 || red_is_arg(top->op)) return std::nullopt;
+  // The plain reduction's init: the root's, back in a half dtype (exact).
+  Const init = top->init;
+  if (is_half(dt)) {
+    float v = float(top->init.as_double());
+    init.dtype = dt;
+    init.bits = dt == DType::F16 ? f32_to_f16_bits(v) : f32_to_bf16_bits(v);
+    if (std::bit_cast<uint32_t>(float(init.as_double())) != std::bit_cast<uint32_t>(v)) return std::nullopt;
+  }
   const Shape& d = e->type.shape;
   const size_t nd = d.size();
-  Expr cur = e;
+  Expr cur = tree;
   for (int step = 0; step < 64; ++step) {
     Expr next;
     if (const auto* r = std::get_if<RedE>(&cur->p)) next = r->src;
@@ -93,10 +110,10 @@ std::optional<Found> match(const Expr& e) {
       if (f.x && f.shape.warp <= 32 && f.x->type.dtype == dt && f.x->type.shape.size() > nd &&
           std::equal(d.begin(), d.end(), f.x->type.shape.begin())) {
         f.op = top->op;
-        f.init = top->init;
+        f.init = init;
         f.extents.assign(f.x->type.shape.begin() + std::ptrdiff_t(nd), f.x->type.shape.end());
-        f.shape.id = xform::reassoc::identity(f.op, dt);
-        f.shape.fold_init = xform::reassoc::init_foldable(f.op, f.init);
+        f.shape.id = xform::reassoc::identity(f.op, compute_type(dt));
+        f.shape.fold_init = xform::reassoc::init_foldable(f.op, top->init);
         if (rederives(e, f)) return f;
       }
     }

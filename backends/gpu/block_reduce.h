@@ -13,7 +13,8 @@
 // candidate (x standing for itself). A match is then bound as the plain
 // reduction, marked with its block shape; the program is normalised as
 // usual, and the marked bindings must still be that reduction. Otherwise
-// nothing is fused: the kernels of gpu_normal_form, as before.
+// nothing is fused: the kernels of gpu_normal_form, as before. f16/bf16
+// reductions accumulate in f32 and round once at the end, as the transform.
 #pragma once
 
 #include <map>

@@ -3,9 +3,9 @@
 // __shfl_down_sync per warp, warp results through __shared__ memory and
 // __syncthreads(), the tree over them) whose bits are the interpreter's on
 // the transformed program — Example 6.2 with Algorithm 6.1's split (19
-// kernels before, 2 now), sum/prod/max/min, integers, multi-dim reductions,
-// identity padding, ⊥; orders that only resemble it keep the per-level
-// kernels; and the deliberately wrong kernels: the mutants
+// kernels before, 2 now), sum/prod/max/min, f64/f16/bf16 and integers,
+// multi-dim reductions, identity padding, ⊥; orders that only resemble it
+// keep the per-level kernels; and the deliberately wrong kernels: the mutants
 // shuffle-wrong-offset (bits differ) and missing-barrier (the race detector).
 #include <catch2/catch.hpp>
 
@@ -87,6 +87,10 @@ TEST_CASE("block reductions: ops, dtypes, block shapes, padding and multi-dim re
       {"input x : i64[2, 64]\nlet y : i64[2] = red(max, 0, [64], x)\noutput y\n", "gpu-reduce:threads=64:warp=1"},
       {"input x : f32[64, 4096]\nlet y : f32[64] = red(sum, 0.0, [4096], map(fn(a) => mul(a, a), x))\noutput y\n",
        "split-reduction:k=4,gpu-reduce:threads=128:warp=32"},
+      {"input x : f16[3, 700]\nlet y : f16[3] = red(sum, 0.5, [700], x)\noutput y\n", "gpu-reduce:threads=64:warp=32"},
+      {"input x : bf16[3, 700]\nlet y : bf16[3] = red(max, -inf, [700], x)\noutput y\n", "gpu-reduce:threads=32:warp=4"},
+      {"input x : bf16[2, 4, 70]\nlet y : bf16[2, 4] = red(sum, 0.0, [70], x)\noutput y\n",
+       "split-reduction:k=2,gpu-reduce:threads=16:warp=8"},
   };
   for (const Case& c : cases) {
     INFO(c.program << c.spec);
