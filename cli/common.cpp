@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/jit.h"
+#include "backends/gpu/emulator.h"
 #include "backends/gpu/gpu_backend.h"
 #include "semantics/npy.h"
 #include "semantics/parser.h"
@@ -104,6 +105,10 @@ int exit_on_backend_error(const std::function<int()>& body) {
   } catch (const backends::cpu::CompileError& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     return 2;
+  } catch (const backends::gpu::EmuError& e) {
+    // A race on __shared__ memory, a deadlock: the kernels are wrong.
+    std::cerr << "error: the GPU kernels broke the CUDA execution model on the emulator: " << e.what() << "\n";
+    return 1;
   }
 }
 

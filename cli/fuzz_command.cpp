@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/gpu/emulator.h"
 #include "backends/gpu/gpu_backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -49,7 +50,18 @@ std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
       // unsupported by this backend, never as a finding).
       backends::gpu::GpuOptions g;
       g.target = name == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
-      r.push_back({name, [g](const Program& p, const Inputs& in) { return backends::gpu::run(p, in, g); }});
+      r.push_back({name, [g](const Program& p, const Inputs& in) {
+                     try {
+                       return backends::gpu::run(p, in, g);
+                     } catch (const backends::gpu::EmuError& e) {
+                       // A race or a deadlock of the kernels is a finding (a
+                       // failure the interpreter does not have), never a
+                       // program skipped as unsupported.
+                       IeeeOutcome o;
+                       o.failure = Failure{"(gpu kernels)", {}, e.what(), ""};
+                       return o;
+                     }
+                   }});
     } else {
       throw std::invalid_argument("unknown backend '" + name + "' (known: interp, cpu, cpu-o0, gpu-emu, gpu)");
     }

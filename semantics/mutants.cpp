@@ -15,6 +15,11 @@ constexpr std::array kCatalog{
                "index arithmetic in 32 bits without the int32 obligation (torchtitan #2430)"},
     MutantInfo{"neg-index-unwrapped", "cpu codegen",
                "indirect loads do not wrap negative indices (PyTorch #102064)"},
+    MutantInfo{"shuffle-wrong-offset", "gpu codegen",
+               "a block reduction's warp shuffle reads one lane too far (__shfl_down_sync delta off by one)"},
+    MutantInfo{"missing-barrier", "gpu codegen",
+               "a block reduction reads the warp results from shared memory without the __syncthreads() after "
+               "their writes"},
     MutantInfo{"log-exp", "cpu codegen", "peephole log(exp(x)) -> x, wrong for overflow and NaN (XLA #42732)"},
     MutantInfo{"floormod-negative", "compose-views",
                "index simplifier folds floor/mod as if operands were non-negative (TVM #8616)"},

@@ -113,6 +113,7 @@ class Emitter {
   std::vector<std::string> reasons;
   std::string body;  ///< statements of the per-element function
   int indent = 1;
+  std::string fail_return = "return;";  ///< how an element stops at its ⊥
 
   std::string tmp(DType t, const std::string& e) {
     std::string n = "t" + std::to_string(next_++);
@@ -130,7 +131,8 @@ class Emitter {
   void check(const std::string& bad, const std::string& reason, const std::string& value) {
     int64_t id = int64_t(reasons.size());
     reasons.push_back(reason);
-    line("if (" + bad + ") { stax_fail(fail, record, pos, " + std::to_string(id) + ", " + value + "); return; }");
+    line("if (" + bad + ") { stax_fail(fail, record, pos, " + std::to_string(id) + ", " + value + "); " + fail_return +
+         " }");
   }
 
   std::string convert(const std::string& v, DType from_tag, DType to) {
@@ -204,6 +206,20 @@ class Emitter {
   }
   std::string fold(const RedE& r, const std::string& acc, const std::string& x, DType t, const std::string& rflat);
   void emit_element();
+  /// A block reduction's operand: element j of output `pos` into *xv
+  /// (false at ⊥).
+  void emit_block_element();
+  /// The components of the flat index `flat` over `s`, row-major.
+  std::vector<std::string> unflat(const std::string& flat, const Shape& s, const std::string& stem) {
+    std::vector<std::string> o(s.size());
+    for (size_t k = s.size(); k-- > 0;) {
+      std::string rest = k + 1 < s.size() ? stem + "q" + std::to_string(k + 1) : flat;
+      o[k] = stem + std::to_string(k);
+      line("const i64 " + o[k] + " = " + rest + " % " + i64_lit(s[k]) + ";");
+      if (k > 0) line("const i64 " + stem + "q" + std::to_string(k) + " = " + rest + " / " + i64_lit(s[k]) + ";");
+    }
+    return o;
+  }
 
   const GpuKernel& k_;
   const cpu::KernelSpec& spec_;
@@ -454,6 +470,14 @@ void Emitter::emit_element() {
   line("b0[pos] = " + store(res) + ";");
 }
 
+void Emitter::emit_block_element() {
+  const auto& r = std::get<RedE>(spec_.expr->p);
+  std::vector<std::string> all = unflat("pos", spec_.types[0].shape, "o");
+  for (std::string& v : unflat("j", r.extents, "r")) all.push_back(v);
+  line("*xv = " + elem(r.src, all) + ";");
+  line("return true;");
+}
+
 std::string params(const cpu::KernelSpec& s) {
   std::string p;
   for (size_t i = 0; i < s.names.size(); ++i)
@@ -466,6 +490,58 @@ std::string args(const cpu::KernelSpec& s) {
   return a;
 }
 
+/// A block reduction (block_reduce.h): gpu-reduce's order as one kernel. One
+/// block of M threads per output element (a grid-stride loop over them, the
+/// same trip count for every thread of a block): thread tid folds the
+/// operand's elements tid, tid + M, ... from the identity; a
+/// __shfl_down_sync tree per warp of W lanes, lane l taking (ID ⊕ v[l]) ⊕
+/// v[l + h]; the warp results through __shared__ memory after
+/// __syncthreads(), then the same halving tree over them, the root taking
+/// init — the transformed program's left folds and operand order exactly.
+/// Under record (one element's ⊥), thread 0 walks the operand in order.
+std::string block_kernel(const GpuKernel& k, Emitter& e, const RedE& r, const BlockShape& b) {
+  const std::string& n = k.name;
+  const DType t = r.src->type.dtype;
+  const std::string T = ctype(t), id = const_text(b.id, t), init = const_text(r.init, t);
+  const int64_t m = b.threads, w = b.warp, groups = m / w, cnt = num_elements(r.extents), steps = (cnt + m - 1) / m;
+  auto op = [&](const std::string& x, const std::string& y) { return "(" + e.fold(r, x, y, t, "0") + ")"; };
+  const std::string mask = m >= 32 ? "0xffffffffu" : std::to_string((1u << m) - 1u) + "u";
+  const std::string a = args(k.spec), W = std::to_string(w);
+  std::string s = "static __device__ bool " + n + "_x(" + params(k.spec) + "i64 pos, i64 j, " + T +
+                  "* xv, StaxFail* fail, int record) {\n" + e.body + "}\n";
+  s += "extern \"C\" __global__ void " + n + "(" + params(k.spec) + "i64 begin, i64 end, StaxFail* fail, int record) {\n";
+  s += "  STAX_SHARED(" + T + ", stax_sm, " + std::to_string(groups) + ");\n";
+  s += "  const i64 tid = (i64)threadIdx.x;\n";
+  s += "  if (record) {\n    if (tid == 0 && blockIdx.x == 0)\n      for (i64 j = 0; j < " + i64_lit(cnt) +
+       "; ++j) {\n        " + T + " x;\n        if (!" + n + "_x(" + a + "begin, j, &x, fail, 1)) return;\n      }\n" +
+       "    return;\n  }\n";
+  s += "  for (i64 pos = begin + (i64)blockIdx.x; pos < end; pos += (i64)gridDim.x) {\n";
+  s += "    " + T + " v = " + id + ";\n";
+  s += "    for (i64 k = 0; k < " + i64_lit(steps) + "; ++k) {\n";
+  s += "      const i64 j = " + i64_lit(m) + " * k + tid;\n";
+  s += "      " + T + " x = " + id + ";\n";
+  s += std::string("      ") + (steps * m != cnt ? "if (j < " + i64_lit(cnt) + ") " : "") + n + "_x(" + a +
+       "pos, j, &x, fail, 0);\n";
+  s += "      v = " + op("v", "x") + ";\n    }\n";
+  const bool wrong_offset = mutant_active("shuffle-wrong-offset");  // one lane too far
+  for (int64_t h = w / 2; h >= 1; h /= 2)
+    s += "    { const " + T + " o = __shfl_down_sync(" + mask + ", v, " + std::to_string(wrong_offset ? h + 1 : h) +
+         ", " + W + "); v = " + op(op(id, "v"), "o") + "; }\n";
+  if (w == 1) s += "    v = " + op(id, "v") + ";\n";
+  s += "    if (tid % " + W + " == 0) stax_sm[tid / " + W + "] = v;\n";
+  if (!mutant_active("missing-barrier")) s += "    __syncthreads();\n";
+  for (int64_t h = groups / 2; h >= 1; h /= 2) {
+    std::string ini = h == 1 && b.fold_init ? init : id;
+    s += "    if (tid < " + std::to_string(h) + ") { const " + T + " a = stax_sm[tid]; const " + T +
+         " c = stax_sm[tid + " + std::to_string(h) + "]; stax_sm[tid] = " + op(op(ini, "a"), "c") + "; }\n";
+    s += "    __syncthreads();\n";
+  }
+  std::string root = groups == 1 || !b.fold_init ? op(init, "root") : "root";
+  s += "    if (tid == 0) { const " + T + " root = stax_sm[0]; b0[pos] = " + e.store(root) + "; }\n";
+  s += "    __syncthreads();\n  }\n}\n";
+  return s;
+}
+
 }  // namespace
 
 std::optional<std::string> gpu_unsupported(const Program& p) {
@@ -474,7 +550,7 @@ std::optional<std::string> gpu_unsupported(const Program& p) {
   return std::nullopt;
 }
 
-GpuSource emit_cuda(const Program& p) {
+GpuSource emit_cuda(const Program& p, const std::map<std::string, BlockShape>& blocks) {
   if (auto why = gpu_unsupported(p)) throw CompileError("not supported by the GPU backend yet: " + *why);
   GpuSource src;
   src.text = std::string(cuda_prelude()) + cuda_math_source();
@@ -486,9 +562,30 @@ GpuSource emit_cuda(const Program& p) {
     if (auto why = cpu::unsupported(k.spec.expr))
       throw CompileError("binding " + b.name + " is not one kernel: " + *why);
     Emitter e(k);
+    const std::string& n = k.name;
+    std::string cast_args;
+    for (size_t i = 0; i < k.spec.names.size(); ++i)
+      cast_args += std::string("(") + (i ? "const " : "") + stype(k.spec.types[i].dtype) + "*)bufs[" +
+                   std::to_string(i) + "], ";
+    auto blk = blocks.find(b.name);
+    const auto* red = std::get_if<RedE>(&k.spec.expr->p);
+    if (blk != blocks.end() && red && !red_is_arg(red->op)) {
+      k.threads = unsigned(blk->second.threads);
+      e.fail_return = "return false;";
+      e.emit_block_element();
+      k.reasons = e.reasons;
+      src.text += "\n// " + b.name + " = " + print_expr(b.expr, &p) + "\n// as a block reduction: threads=" +
+                  std::to_string(blk->second.threads) + " warp=" + std::to_string(blk->second.warp) + "\n";
+      src.text += block_kernel(k, e, *red, blk->second);
+      // Barriers and shuffles: the block's threads as fibers (emu_shim.h).
+      launchers += "extern \"C\" void " + n + "_emu(void** bufs, i64 begin, i64 end, StaxFail* fail, int record, "
+                   "unsigned grid, unsigned block) {\n"
+                   "  stax_emu_launch(grid, block, [&]() { " + n + "(" + cast_args + "begin, end, fail, record); });\n}\n";
+      src.kernels.push_back(std::move(k));
+      continue;
+    }
     e.emit_element();
     k.reasons = e.reasons;
-    const std::string& n = k.name;
     src.text += "\n// " + b.name + " = " + print_expr(b.expr, &p) + "\n";
     src.text += "static __device__ void " + n + "_elem(" + params(k.spec) + "i64 pos, StaxFail* fail, int record) {\n" +
                 e.body + "}\n";
@@ -499,10 +596,6 @@ GpuSource emit_cuda(const Program& p) {
                 "    " + n + "_elem(" + args(k.spec) + "pos, fail, record);\n}\n";
     // The emulator's launcher: the grid's blocks and threads in turn (no
     // barriers in these kernels, so any order gives the same result).
-    std::string cast_args;
-    for (size_t i = 0; i < k.spec.names.size(); ++i)
-      cast_args += std::string("(") + (i ? "const " : "") + stype(k.spec.types[i].dtype) + "*)bufs[" +
-                   std::to_string(i) + "], ";
     launchers += "extern \"C\" void " + n + "_emu(void** bufs, i64 begin, i64 end, StaxFail* fail, int record, "
                  "unsigned grid, unsigned block) {\n"
                  "  gridDim.x = grid; blockDim.x = block;\n"

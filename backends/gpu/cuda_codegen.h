@@ -13,7 +13,9 @@
 // the source never names fma except for the program's own fma op).
 // Reductions are a sequential left fold per output element in the
 // program's order, so the bits are the interpreter's; the GPU's parallel
-// reduction orders are later transforms. Indirect loads wrap negatives and
+// reduction orders are transforms (gpu-reduce), and a binding marked as a
+// block reduction (block_reduce.h) is emitted as one kernel in that order:
+// warp shuffles, __shared__ memory, barriers. Indirect loads wrap negatives and
 // check bounds; the first failure (⊥) is the least failing output position.
 //
 // Not yet: transcendental ops (their correctly rounded device routines do
@@ -23,6 +25,7 @@
 // `gpu_unsupported` names the first such feature and the backend refuses.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +35,14 @@
 
 namespace stax::backends::gpu {
 
+/// A reduction computed in gpu-reduce's block order (block_reduce.h): M
+/// threads per output element, warps of W lanes.
+struct BlockShape {
+  int64_t threads = 0, warp = 0;  ///< M, W
+  sem::Const id;                  ///< the op's exact identity (the lanes' start, the tree levels' init)
+  bool fold_init = false;         ///< the root level takes init (reassoc::init_foldable), else init ⊕ root
+};
+
 /// One generated kernel: `extern "C" __global__ void <name>(T0* out, const
 /// T1* in1, ..., i64 begin, i64 end, StaxFail* fail, int record)` computes
 /// the output elements with flat index in [begin, end).
@@ -39,6 +50,11 @@ struct GpuKernel {
   std::string name;
   cpu::KernelSpec spec;             ///< buffer 0 the output, then the tensors read
   std::vector<std::string> reasons;  ///< failure reasons by id
+  /// 0: one thread per output element, any block size. Else a block
+  /// reduction: launched with exactly this many threads per block, one block
+  /// per output element over a grid-stride loop (barriers, shuffles, shared
+  /// memory: the emulator runs its threads as fibers).
+  unsigned threads = 0;
 };
 
 struct GpuSource {
@@ -53,6 +69,8 @@ std::optional<std::string> gpu_unsupported(const sem::Program& p);
 /// Emits every binding of the normal-form program `p` as one kernel. Throws
 /// CompileError when a binding is not one kernel or uses an unsupported
 /// feature.
-GpuSource emit_cuda(const sem::Program& p);
+/// `blocks` names the bindings (plain reductions) to emit as one block
+/// reduction kernel each, in gpu-reduce's order.
+GpuSource emit_cuda(const sem::Program& p, const std::map<std::string, BlockShape>& blocks = {});
 
 }  // namespace stax::backends::gpu

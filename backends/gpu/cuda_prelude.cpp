@@ -1,17 +1,18 @@
 #include "backends/gpu/cuda_prelude.h"
 
+#include <string>
+
+#include "backends/gpu/emu_shim.h"
+
 namespace stax::backends::gpu {
 
 std::string_view cuda_prelude() {
-  static constexpr std::string_view text = R"CUDA(// ---- stax prelude: the interpreter's scalar semantics (DESIGN §3)
+  // The execution model's shim first (emu_shim.h: __global__, threadIdx,
+  // barriers, shuffles, shared memory under STAX_EMU).
+  static const std::string text = std::string(cuda_emu_shim()) + R"CUDA(// ---- stax prelude: the interpreter's scalar semantics (DESIGN §3)
 #ifdef STAX_EMU
 #include <math.h>
 #include <string.h>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-struct stax_dim3 { unsigned x, y, z; };
-static stax_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #endif
 typedef long long i64;
 typedef unsigned long long u64;

@@ -5,7 +5,8 @@
 // maximum/minimum in ieee_scalar.h's branch-free form — and, under
 // STAX_EMU, the shim that lets the host C++ compiler build the same text:
 // __global__/__device__ as plain functions, threadIdx/blockIdx/blockDim/
-// gridDim as variables the emulator's launcher sets.
+// gridDim as variables the emulator's launcher sets (the shim itself is
+// emu_shim.h, prepended).
 #pragma once
 
 #include <string_view>

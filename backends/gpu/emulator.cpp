@@ -59,6 +59,18 @@ EmuLaunch EmuModule::launcher(const std::string& kernel) const {
   return reinterpret_cast<EmuLaunch>(f);
 }
 
+std::string EmuModule::error() const {
+  void* f = dlsym(handle_, "stax_emu_error");
+  if (!f) throw cpu::CompileError("gpu-emu: no stax_emu_error in the module");
+  return reinterpret_cast<const char* (*)()>(f)();
+}
+
+void EmuModule::clear_error() const {
+  void* f = dlsym(handle_, "stax_emu_clear_error");
+  if (!f) throw cpu::CompileError("gpu-emu: no stax_emu_clear_error in the module");
+  reinterpret_cast<void (*)()>(f)();
+}
+
 void* EmuModule::tables() const {
   void* f = dlsym(handle_, "stax_tables_addr");
   if (!f) throw cpu::CompileError("gpu-emu: no stax_tables_addr in the module");

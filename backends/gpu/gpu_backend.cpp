@@ -5,6 +5,7 @@
 #include <map>
 
 #include "backends/cpu/jit.h"
+#include "backends/gpu/block_reduce.h"
 #include "backends/gpu/cuda_math.h"
 #include "backends/gpu/driver.h"
 #include "backends/gpu/emulator.h"
@@ -53,9 +54,9 @@ struct GpuProgram::Impl {
   std::vector<uintptr_t> dev_fns;
   mutable int64_t slow_lanes = 0, recomputed = 0;  ///< of the last run
 
-  unsigned grid_for(int64_t n) const {
+  unsigned grid_for(int64_t n, unsigned block, bool per_element_block) const {
     unsigned cap = opt.max_grid ? opt.max_grid : dev ? unsigned(std::max(1, dev->sm_count() * 4)) : 3u;
-    int64_t need = (n + opt.block - 1) / opt.block;
+    int64_t need = per_element_block ? n : (n + block - 1) / block;
     return unsigned(std::clamp<int64_t>(need, 1, cap));
   }
 };
@@ -65,8 +66,10 @@ GpuProgram::GpuProgram(const Program& p, const GpuOptions& opt) : impl_(std::mak
   m.opt = opt;
   // Refuse before normalising, so the message names what the user wrote.
   if (auto why = gpu_unsupported(p)) throw CompileError("not supported by the GPU backend yet: " + *why);
-  m.program = gpu_normal_form(p);
-  m.src = emit_cuda(m.program);
+  // gpu-reduce's orders as one block-reduction kernel each (block_reduce.h).
+  BlockPlan plan = plan_block_reductions(p, opt.block_reductions);
+  m.program = std::move(plan.program);
+  m.src = emit_cuda(m.program, plan.blocks);
   if (opt.target == Target::Emu) {
     m.emu = std::make_unique<EmuModule>(m.src.text);
     for (const GpuKernel& k : m.src.kernels) m.emu_fns.push_back(m.emu->launcher(k.name));
@@ -125,13 +128,22 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
                           std::to_string(kMaxElements)};
     auto result = std::make_shared<Tensor>(Tensor::uninitialized(t.dtype, t.shape));
     StaxFail fail{-1, kNoFailure, 0, 0};
-    unsigned grid = m.grid_for(n);
+    // A block reduction runs exactly its M threads per block, a block per
+    // output element.
+    const unsigned block = gk.threads ? gk.threads : m.opt.block;
+    unsigned grid = m.grid_for(n, block, gk.threads != 0);
     if (m.emu) {
       std::vector<void*> bufs{result->data.data()};
       for (size_t i = 1; i < gk.spec.names.size(); ++i)
         bufs.push_back(const_cast<uint8_t*>(env.at(gk.spec.names[i])->data.data()));
-      m.emu_fns[k](bufs.data(), 0, n, &fail, 0, grid, m.opt.block);
+      m.emu_fns[k](bufs.data(), 0, n, &fail, 0, grid, block);
       if (fail.pos != kNoFailure) m.emu_fns[k](bufs.data(), fail.pos, fail.pos + 1, &fail, 1, 1, 1);
+      // A race on __shared__ memory, a deadlock, a shuffle with a missing
+      // lane: the kernel is wrong whatever values it left.
+      if (std::string err = m.emu->error(); !err.empty()) {
+        m.emu->clear_error();
+        throw EmuError("gpu-emu: kernel " + gk.name + " (binding " + gk.spec.binding + "): " + err);
+      }
     } else {
       dmem[gk.spec.binding] = m.dev->alloc(result->data.size());
       uint64_t dfail = m.dev->alloc(sizeof(StaxFail));
@@ -149,7 +161,7 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
         m.dev->launch(m.dev_fns[k], g, b, args);
         m.dev->download(&fail, dfail, sizeof fail);
       };
-      launch(0, n, 0, grid, m.opt.block);
+      launch(0, n, 0, grid, block);
       if (fail.pos != kNoFailure) launch(fail.pos, fail.pos + 1, 1, 1, 1);
       else m.dev->download(result->data.data(), dmem[gk.spec.binding], result->data.size());
       m.dev->free(dfail);

@@ -26,6 +26,9 @@ struct GpuOptions {
   /// Recompute a binding on the host when a math lane failed its rounding
   /// test (cuda_math.h). Off only in the test that shows why it is needed.
   bool recompute_slow = true;
+  /// Reductions in gpu-reduce's order as one block-reduction kernel each
+  /// (block_reduce.h); false: one kernel per tree level, as before.
+  bool block_reductions = true;
 };
 
 class GpuProgram {

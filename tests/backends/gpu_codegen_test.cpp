@@ -3,7 +3,9 @@
 // ptxas (where the toolkit has it) assembles that PTX for sm_90, so an
 // invalid kernel fails here without a GPU; the source never contracts
 // (no fma but the program's own fma op); transcendental ops are refused
-// and rand with a clear message. Each check has its wrong case.
+// and rand with a clear message; block-reduction kernels (warp shuffles,
+// __shared__ memory, barriers) and their mutants assemble. Each check has
+// its wrong case.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,12 +15,14 @@
 #include <string>
 
 #include "backends/cpu/jit.h"
+#include "backends/gpu/block_reduce.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/nvrtc.h"
 #include "oracle/program_gen.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"
+#include "transforms/transform.h"
 
 using namespace stax;
 using namespace stax::sem;
@@ -191,4 +195,37 @@ TEST_CASE("stax run --backend gpu-emu and gpu, end to end") {
   test::Run dev = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4 --backend gpu");
   if (dev.code == 2) CHECK(test::contains(dev.err, "no GPU driver"));
   else CHECK(dev.out == interp.out);
+}
+
+TEST_CASE("block-reduction kernels (shuffles, shared memory, barriers) compile and assemble; so do their mutants") {
+  Program p = parse(test::slurp(std::string(STAX_SOURCE_DIR) + "/examples/example_6_2.stx"));
+  auto steps = std::get<std::vector<xform::Step>>(
+      xform::parse_pipeline("split-reduction:k=2,gpu-reduce:threads=256:warp=32"));
+  xform::Context ctx;
+  Program t = xform::run_pipeline(p, steps, ctx).program;
+  Program small = parse("input x : i64[3, 100]\nlet y : i64[3] = red(max, 0, [100], x)\noutput y\n");
+  small = xform::run_pipeline(small, std::get<std::vector<xform::Step>>(xform::parse_pipeline("gpu-reduce:threads=16:warp=8")), ctx).program;
+  auto block_source = [](const Program& q) {
+    gpu::BlockPlan plan = gpu::plan_block_reductions(q);
+    CHECK_FALSE(plan.blocks.empty());
+    return gpu::emit_cuda(plan.program, plan.blocks).text;
+  };
+  if (!gpu::have_nvrtc()) {
+    WARN("NVRTC not found: " << gpu::nvrtc_status());
+    return;
+  }
+  for (const char* mutant : {"", "shuffle-wrong-offset", "missing-barrier"}) {
+    ScopedMutant m(mutant);
+    for (const Program* q : {&t, &small}) {
+      INFO("mutant '" << mutant << "'");
+      std::string src = block_source(*q);
+      CHECK(src.find("__shfl_down_sync(") != std::string::npos);
+      gpu::PtxResult r = gpu::compile_ptx(src);
+      REQUIRE(r.ok);
+      CHECK(r.ptx.find("shfl.sync.down") != std::string::npos);
+      CHECK(r.ptx.find("bar.sync") != std::string::npos);
+      std::string a = ptxas(r.ptx);
+      CHECK((a == "" || a == "no ptxas"));
+    }
+  }
 }

@@ -3,7 +3,8 @@
 // supported example and STAX_GPU_PROGRAMS generated programs (default 1000,
 // no transcendental ops, no rand) with Target::Device against the
 // interpreter, bit for bit, ⊥ included, over the oracle's input kinds; the
-// codegen mutants must be caught on the device as well. A JSON summary goes
+// codegen mutants must be caught on the device as well; block reductions
+// (Example 6.2 after gpu-reduce) and the shuffle-wrong-offset mutant too. A JSON summary goes
 // to STAX_GPU_REPORT when set.
 #include <catch2/catch.hpp>
 
@@ -20,6 +21,7 @@
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"
+#include "transforms/transform.h"
 
 using namespace stax;
 using namespace stax::sem;
@@ -77,6 +79,30 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
     check("generated seed " + std::to_string(seed), p, seed);
     ++programs;
   }
+  // Block reductions (warp shuffles, __shared__ memory, barriers: one kernel
+  // per gpu-reduce order) on the hardware; Example 6.2 is the golden case.
+  Program ex62 = test::parse_ok(test::slurp(std::string(STAX_SOURCE_DIR) + "/examples/example_6_2.stx"));
+  auto transformed = [](const Program& p, const std::string& spec) {
+    xform::Context ctx;
+    return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(xform::parse_pipeline(spec)), ctx).program;
+  };
+  int blocks = 0;
+  for (const char* spec : {"split-reduction:k=2,gpu-reduce:threads=256:warp=32", "gpu-reduce:threads=1024:warp=32",
+                           "split-reduction:k=4,gpu-reduce:threads=128:warp=8"}) {
+    check(std::string("example_6_2.stx with ") + spec, transformed(ex62, spec), 62);
+    ++blocks;
+  }
+  {
+    ScopedMutant m("shuffle-wrong-offset");
+    std::string d;
+    try {
+      d = device_difference(transformed(ex62, "split-reduction:k=2,gpu-reduce:threads=256:warp=32"), 11);
+    } catch (const std::exception& e) {
+      failures.push_back(std::string("mutant shuffle-wrong-offset: exception: ") + e.what());
+    }
+    if (d.empty()) failures.push_back("mutant not caught: shuffle-wrong-offset");
+    CHECK(d != "");
+  }
   const char* mutant_programs[][2] = {
       {"max-drops-nan", "input x : f32[64]\nlet z : f32[64] = map(fn(a) => maximum(a, 0.5), x)\noutput z\n"},
       {"addr32-overflow", "input a : f32[7]\nlet y : f32[64] = view(a, [64], (i) -> ((i * 4294967311) % 7))\noutput y\n"},
@@ -99,7 +125,8 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
   if (const char* path = std::getenv("STAX_GPU_REPORT")) {
     std::ofstream j(path);
     j << "{\n  \"examples\": " << examples << ",\n  \"generated_programs\": " << programs
-      << ",\n  \"generated_skipped_unsupported\": " << skipped << ",\n  \"mutants_caught\": " << mutants_caught
+      << ",\n  \"generated_skipped_unsupported\": " << skipped << ",\n  \"block_reduction_programs\": " << blocks
+      << ",\n  \"mutants_caught\": " << mutants_caught
       << ",\n  \"mutants\": " << std::size(mutant_programs) << ",\n  \"seconds\": " << secs << ",\n  \"failures\": [";
     for (size_t i = 0; i < failures.size(); ++i) j << (i ? ", " : "") << "\"" << json_escape(failures[i]) << "\"";
     j << "]\n}\n";
