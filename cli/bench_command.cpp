@@ -15,6 +15,7 @@
 #include "cli/subcommands.h"
 #include "experiments/median.h"
 #include "oracle/checker.h"
+#include "semantics/mutants.h"
 #include "semantics/random_inputs.h"
 
 namespace stax::cli {
@@ -50,8 +51,14 @@ double copy_ms(int64_t bytes, int threads, int repeats) {
 }  // namespace
 
 int bench_command(const BenchOptions& o) {
-  if (o.backend != "cpu" && o.backend != "interp") {
-    std::cerr << "error: --backend expects cpu or interp, got '" << o.backend << "'\n";
+  const bool gpu = o.backend == "gpu" || o.backend == "gpu-emu";
+  if (o.backend != "cpu" && o.backend != "interp" && !gpu) {
+    std::cerr << "error: --backend expects cpu, interp, gpu or gpu-emu, got '" << o.backend << "'\n";
+    return 2;
+  }
+  if (gpu && !gpu_arch_or_error(o.arch)) return 2;
+  if (!o.mutant.empty() && !set_active_mutant(o.mutant)) {
+    std::cerr << "error: unknown mutant '" << o.mutant << "' (see stax fuzz --list-mutants)\n";
     return 2;
   }
   if (o.repeats < 1) {
@@ -74,6 +81,7 @@ int bench_command(const BenchOptions& o) {
     std::cerr << "error: " << *err << "\n";
     return 2;
   }
+  if (gpu) return bench_gpu_command(o, p, in);
   int threads = backends::cpu::resolve_threads(o.threads);
   json out = {{"file", o.file}, {"transform", o.transform}, {"backend", o.backend}, {"threads", threads},
               {"repeats", o.repeats}};
@@ -155,7 +163,12 @@ Subcommand register_bench(CLI::App& app) {
   auto* b = app.add_subcommand("bench", "Time each compiled kernel against a plain copy of the same bytes");
   b->add_option("file", o->file, "program (.stx)")->required();
   b->add_option("--transform", o->transform, "pipeline applied first, e.g. interleave-lanes:w=16");
-  b->add_option("--backend", o->backend, "cpu or interp");
+  b->add_option("--backend", o->backend, "cpu, interp, gpu (NVRTC + driver, CUDA events) or gpu-emu (the same CUDA C on the host)");
+  b->add_option("--arch", o->arch, "GPU backends: target architecture for NVRTC (sm_NN or compute_NN; default sm_90)");
+  b->add_option("--block", o->block, "GPU backends: threads per block of a pointwise kernel (block reductions: their M)")
+      ->check(CLI::Range(1, 1024));
+  b->add_option("--max-grid", o->max_grid, "GPU backends: blocks at most (0: 4 per SM on the device, 3 on the emulator)");
+  b->add_option("--mutant", o->mutant, "compile with a seeded bug (stax fuzz --list-mutants): the bits must differ");
   b->add_option("--input", o->inputs, "NAME=FILE.npy (others drawn from --random-inputs)");
   b->add_option("--random-inputs", o->seed, "seed of the drawn inputs");
   b->add_option("--threads", o->threads, "threads (0: all)");

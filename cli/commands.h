@@ -254,9 +254,19 @@ struct BenchOptions {
   bool json = false;
   bool dump_ir = false;
   int opt_level = 3;
+  std::string arch = "sm_90";  ///< GPU backends: NVRTC's target
+  std::string mutant;          ///< a seeded bug compiled in (the benches' own wrong case)
+  unsigned block = 128;        ///< GPU backends: threads per block of a pointwise kernel
+  unsigned max_grid = 0;       ///< GPU backends: blocks at most (0: the backend's default)
 };
 /// Per kernel: JIT compile time, median run time, bytes moved, GB/s, and the
 /// bandwidth of a plain copy of the same number of bytes in the same run.
 int bench_command(const BenchOptions& o);
+/// `stax bench --backend gpu|gpu-emu` on a loaded, transformed program and
+/// checked inputs (cli/bench_gpu_command.cpp): per kernel the module's
+/// compile time, launch configuration, run time (CUDA events, or host wall
+/// time on the emulator), bytes, GB/s and the ratio to a device-to-device
+/// copy of the same bytes in the same run; the bits against the interpreter.
+int bench_gpu_command(const BenchOptions& o, const sem::Program& p, const sem::Inputs& in);
 
 }  // namespace stax::cli

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The GPU backend's device check (issue 18). Prepared for a
-# machine with an NVIDIA GPU, the driver (libcuda.so.1) and the CUDA toolkit
-# (NVRTC); never run in CI. What it checks, and only that:
+# The GPU backend's device check (issue 18). Prepared for a machine with an
+# NVIDIA GPU, the driver (libcuda.so.1) and NVRTC; never run in CI. One
+# command, under 5 minutes on an H200 ($STAX_GPU_BUDGET_S, default 285 s: a
+# step that would start past it is skipped and recorded as skipped; the long
+# ones run under `timeout` with what is left). What it checks, and only that:
 #   1. builds stax and the GPU tests (CMake + Ninja, RelWithDebInfo);
 #   2. the host-side tests: gpu_codegen_test (NVRTC + ptxas on every
 #      supported example) and gpu_emu_test (the emulator against the
@@ -10,76 +12,271 @@
 #      the oracle's five input kinds: every supported example and
 #      $STAX_GPU_PROGRAMS generated programs (default 1000; binary32
 #      transcendental ops included; no rand, no f64 transcendental ops —
-#      not supported yet), and
-#      the codegen mutants max-drops-nan, fma-contract, addr32-overflow and
-#      neg-index-unwrapped caught
+#      not supported yet), and the codegen mutants max-drops-nan,
+#      fma-contract, addr32-overflow and neg-index-unwrapped caught
 #      (tests/backends/gpu_device_test.cpp, tag [.gpu]);
 #   4. `stax run --backend gpu` on each supported example, its printed
 #      outputs identical to `--backend interp`;
-#   5. a differential campaign on the device: `stax fuzz --backends gpu`
-#      over $STAX_GPU_FUZZ programs (default 500) with random transform
-#      pipelines, zero findings expected;
-#   6. Example 6.2 in the GPU order of Algorithm 6.1 (split-reduction:k=2,
+#   5. Example 6.2 in the GPU order of Algorithm 6.1 (split-reduction:k=2,
 #      gpu-reduce:threads=256:warp=32) checked on the device: class real
-#      within its bounds, bit-identical to the interpreter on T(P).
-# Not yet checked (not implemented): rand, f64 transcendental ops,
-# shuffles/shared memory in the kernels, the bandwidth benchmark, Examples
-# 1.1/6.2 timings.
-# Writes a JSON summary to $OUT/gpu_report.json (or ./gpu_report.json) and
-# exits non-zero when any check fails.
-set -uo pipefail
+#      within its bounds, bit-identical to the interpreter on T(P);
+#   6. the bandwidth benchmark (`stax bench --backend gpu --json`): fused
+#      memory-bound kernels ($STAX_BW_PROGRAMS, default chain6,
+#      gelu_backward and a 256 MiB map) against a device-to-device copy of
+#      the same bytes measured in the same run (cuMemcpyDtoD, CUDA events);
+#      target: every kernel at >= 85% of the copy's bandwidth (reported as
+#      bandwidth.target_met; it does not change the exit code, the bits do);
+#      each bench also checks its outputs against the interpreter;
+#   7. timings of Example 1.1 (program order, and gpu-reduce:threads=256:
+#      warp=32) and Example 6.2 (split-reduction:k=2,gpu-reduce:threads=256:
+#      warp=32), also bit-checked;
+#   8. a differential campaign on the device: `stax fuzz --backends gpu`
+#      over $STAX_GPU_FUZZ programs (default 500) with random transform
+#      pipelines, zero findings expected (last: it gets what time is left).
+# Not yet checked (not implemented): rand, f64 transcendental ops.
+#
+# Environment: OUT (report folder), BUILD, STAX_GPU_BUDGET_S, STAX_GPU_FUZZ,
+# STAX_GPU_PROGRAMS, STAX_BENCH_REPEATS, STAX_BW_PROGRAMS, STAX_EX11,
+# STAX_EX62, STAX_GPU_EXAMPLES (a glob; default examples/*.stx),
+# STAX_BW_FLAGS (more `stax bench` flags for the bandwidth programs, e.g.
+# "--block 256 --max-grid 2112").
+#
+# --dry-run: host only, for a machine without a GPU: no build unless
+# --build (uses $BUILD, default ./build), no device tests, and every other
+# step on the emulator (--backend gpu-emu, fewer repeats and programs), so
+# that the script's own logic and its report are tested
+# (tests/cli/gpu_check_script_test.cpp).
+#
+# Writes the JSON report to $OUT/gpu_report.json (or ./gpu_report.json) —
+# also when a step fails or the script is interrupted — prints a summary,
+# and exits non-zero when a correctness check fails.
+set -euo pipefail
 cd "$(dirname "$0")/.."
+
+MODE=device
+DO_BUILD=1
+for arg in "$@"; do
+  case "$arg" in
+    --dry-run) MODE=dry ;;
+    --build) DO_BUILD=2 ;;
+    -h | --help) sed -n '2,53p' "$0"; exit 0 ;;
+    *) echo "error: unknown option '$arg' (expected --dry-run, --build, --help)" >&2; exit 2 ;;
+  esac
+done
+if [ "$MODE" = dry ]; then
+  BACKEND=gpu-emu
+  BUILD="${BUILD:-build}"
+  [ "$DO_BUILD" = 2 ] || DO_BUILD=0
+  REPEATS="${STAX_BENCH_REPEATS:-2}"
+  FUZZ_COUNT="${STAX_GPU_FUZZ:-10}"
+else
+  BACKEND=gpu
+  BUILD="${BUILD:-build-gpu}"
+  REPEATS="${STAX_BENCH_REPEATS:-20}"
+  FUZZ_COUNT="${STAX_GPU_FUZZ:-500}"
+fi
 REPORT_DIR="${OUT:-.}"
 REPORT="$REPORT_DIR/gpu_report.json"
-BUILD="${BUILD:-build-gpu}"
+BUDGET="${STAX_GPU_BUDGET_S:-285}"
+BW_PROGRAMS="${STAX_BW_PROGRAMS:-bench/programs/chain6.stx bench/programs/gelu_backward.stx bench/programs/map_256mib.stx}"
+EX11="${STAX_EX11:-bench/programs/example_1_1.stx}"
+EX62="${STAX_EX62:-examples/example_6_2.stx}"
+GPU_ORDER="split-reduction:k=2,gpu-reduce:threads=256:warp=32"
+TARGET=0.85
+STAX="$BUILD/cli/stax"
 mkdir -p "$REPORT_DIR"
 start=$(date +%s)
 
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$REPORT_DIR/cmake.log" 2>&1 || { echo "cmake failed"; tail -30 "$REPORT_DIR/cmake.log"; exit 2; }
-ninja -C "$BUILD" -j"$(nproc)" stax backends_gpu_codegen_test backends_gpu_emu_test backends_gpu_device_test > "$REPORT_DIR/ninja.log" 2>&1 \
-  || { echo "build failed"; tail -30 "$REPORT_DIR/ninja.log"; exit 2; }
-build_s=$(( $(date +%s) - start ))
+steps=""                          # the report's step entries, comma-separated
+declare -A RC=()                  # each step's exit code ("skipped" when not run)
+run_ok=0; run_bad=0; bad_list=""  # step 4
+bench_names=""                    # the bench reports written, in order
+BW_MET=false                      # every bandwidth kernel at >= TARGET of the copy
 
-host_ok=true
-"$BUILD/tests/backends_gpu_codegen_test" > "$REPORT_DIR/host_codegen.log" 2>&1 || host_ok=false
-"$BUILD/tests/backends_gpu_emu_test" > "$REPORT_DIR/host_emu.log" 2>&1 || host_ok=false
+elapsed() { echo $(( $(date +%s) - start )); }
+json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+# A file's JSON document, or null when it is missing or not one.
+json_doc() { if [ -s "$1" ] && [ "$(head -c1 "$1")" = "{" ]; then cat "$1"; else echo null; fi; }
 
-device_ok=true
-STAX_GPU_REPORT="$REPORT_DIR/gpu_device.json" "$BUILD/tests/backends_gpu_device_test" "[.gpu]" > "$REPORT_DIR/device.log" 2>&1 || device_ok=false
+# step NAME CMD...: runs CMD (its output in $REPORT_DIR/NAME.log unless the
+# command redirects it) under `timeout` with the budget left; records the
+# exit code and seconds. A step that would start with under 5 s left is skipped.
+step() {
+  local name=$1; shift
+  local t0 left rc
+  t0=$(date +%s)
+  left=$(( BUDGET - (t0 - start) ))
+  if [ "$left" -lt 5 ]; then
+    RC[$name]=skipped
+    steps="$steps{\"name\": \"$name\", \"exit\": null, \"skipped\": true, \"seconds\": 0},"
+    echo "[$(elapsed)s] $name: skipped (budget of ${BUDGET}s spent)"
+    return 0
+  fi
+  if declare -F "$1" > /dev/null; then
+    if ( "$@" ) > "$REPORT_DIR/$name.log" 2>&1; then rc=0; else rc=$?; fi
+  else
+    if timeout "$left" "$@" > "$REPORT_DIR/$name.log" 2>&1; then rc=0; else rc=$?; fi
+  fi
+  RC[$name]=$rc
+  steps="$steps{\"name\": \"$name\", \"exit\": $rc, \"skipped\": false, \"seconds\": $(( $(date +%s) - t0 ))},"
+  echo "[$(elapsed)s] $name: exit $rc"
+}
 
-run_ok=0; run_bad=0; bad_list=""
-for f in examples/*.stx; do
-  ref=$("$BUILD/cli/stax" run "$f" --random-inputs 5 --show 1000000 2>&1); rc_ref=$?
-  got=$("$BUILD/cli/stax" run "$f" --random-inputs 5 --show 1000000 --backend gpu 2>&1); rc_got=$?
-  if [ $rc_got -eq 2 ] && grep -q "not supported by the GPU backend yet" <<< "$got"; then continue; fi
-  if [ $rc_ref -eq $rc_got ] && [ "$ref" == "$got" ]; then run_ok=$((run_ok + 1)); else run_bad=$((run_bad + 1)); bad_list="$bad_list \"$f\","; fi
+# bench NAME FILE [TRANSFORM [FLAGS...]]: `stax bench --json` into
+# $OUT_JSON (bench_NAME.json).
+bench() {
+  local name=$1 file=$2 transform=${3:-}
+  shift 2; [ $# -gt 0 ] && shift
+  local args=(bench "$file" --backend "$BACKEND" --json --repeats "$REPEATS" "$@")
+  [ -n "$transform" ] && args+=(--transform "$transform")
+  bench_names="$bench_names $name"
+  step "bench_$name" sh -c '"$0" "$@" > "$OUT_JSON"' "$STAX" "${args[@]}"
+}
+
+# The smallest ratio_to_copy of a bench report ("null" when none).
+min_ratio() {
+  [ -s "$1" ] || { echo null; return; }
+  awk '/"ratio_to_copy"/ { gsub(/,/, "", $2); v = $2 + 0; if (n == 0 || v < m) m = v; n++ }
+       END { if (n == 0) print "null"; else printf "%.4f\n", m }' "$1"
+}
+bits_identical() { if [ -s "$1" ] && grep -q '"bits_identical": true' "$1"; then echo true; else echo false; fi; }
+rc_json() { local v=${RC[$1]:-skipped}; if [ "$v" = skipped ]; then echo null; else echo "$v"; fi; }
+ok() { [ "${RC[$1]:-skipped}" = 0 ]; }
+
+write_report() {
+  local bw="" all_met=true any=false f name r met
+  for f in $BW_PROGRAMS; do
+    name=bw_$(basename "$f" .stx)
+    r=$(min_ratio "$REPORT_DIR/bench_$name.json")
+    met=false
+    if [ "$r" != null ]; then
+      any=true
+      met=$(awk -v r="$r" -v t="$TARGET" 'BEGIN { print (r >= t) ? "true" : "false" }')
+    fi
+    [ "$met" = true ] || all_met=false
+    bw="$bw{\"program\": $(json_str "$f"), \"min_ratio_to_copy\": $r, \"target_met\": $met,"
+    bw="$bw \"bits_identical\": $(bits_identical "$REPORT_DIR/bench_$name.json"), \"exit\": $(rc_json "bench_$name")},"
+  done
+  [ "$any" = true ] || all_met=false
+  BW_MET=$all_met
+  local benches=""
+  for name in $bench_names; do
+    benches="$benches$(json_str "$name"): $(json_doc "$REPORT_DIR/bench_$name.json"),"
+  done
+  {
+    echo "{"
+    echo "  \"mode\": \"$MODE\","
+    echo "  \"backend\": \"$BACKEND\","
+    echo "  \"budget_seconds\": $BUDGET,"
+    echo "  \"total_seconds\": $(elapsed),"
+    echo "  \"steps\": [${steps%,}],"
+    echo "  \"host_tests_pass\": $(ok host_codegen && ok host_emu && echo true || echo false),"
+    echo "  \"device_tests_pass\": $(ok device_tests && echo true || echo false),"
+    echo "  \"device_detail\": $(json_doc "$REPORT_DIR/gpu_device.json"),"
+    echo "  \"cli_examples_identical\": $run_ok,"
+    echo "  \"cli_examples_different\": [${bad_list%,}],"
+    echo "  \"fuzz_exit\": $(rc_json fuzz),"
+    echo "  \"example_6_2_gpu_order_exit\": $(rc_json check_example_6_2),"
+    echo "  \"bandwidth\": {\"target_ratio_to_copy\": $TARGET, \"target_met\": $all_met, \"programs\": [${bw%,}]},"
+    echo "  \"bench\": {${benches%,}},"
+    echo "  \"pass\": $(passed && echo true || echo false)"
+    echo "}"
+  } > "$REPORT.tmp"
+  mv "$REPORT.tmp" "$REPORT"
+}
+
+# The correctness verdict: every step that ran passed (benches: bits
+# identical), and in device mode the build and device tests ran.
+passed() {
+  local s
+  [ "$run_bad" -eq 0 ] || return 1
+  for s in "${!RC[@]}"; do
+    case "${RC[$s]}" in
+      0) ;;
+      skipped) [ "$s" = build ] && [ "$MODE" = dry ] || return 1 ;;
+      *) return 1 ;;
+    esac
+  done
+  [ "$MODE" = dry ] || { ok build && ok device_tests; }
+}
+
+summary() {
+  local name f
+  echo "== gpu_check ($MODE, --backend $BACKEND): $(elapsed)s of ${BUDGET}s; report: $REPORT"
+  echo "host tests: $(ok host_codegen && ok host_emu && echo pass || echo "not passed")" \
+       "| device tests: $(ok device_tests && echo pass || echo "${RC[device_tests]:-skipped}")" \
+       "| stax run: $run_ok identical, $run_bad different" \
+       "| Example 6.2 GPU order check: exit ${RC[check_example_6_2]:-skipped} | fuzz: exit ${RC[fuzz]:-skipped}"
+  for name in $bench_names; do
+    f="$REPORT_DIR/bench_$name.json"
+    printf '%-28s exit %-7s bits identical: %-5s min ratio to copy: %s\n' "$name" "${RC[bench_$name]:-skipped}" \
+      "$(bits_identical "$f")" "$(min_ratio "$f")"
+    [ -s "$f" ] && awk '/"kernel":/ { k = $2 } /"grid":/ { g = $2 } /"block":/ { b = $2 } /"run_ms":/ { t = $2 }
+      /"gb_per_s":/ { gb = $2 } /"copy_gb_per_s":/ { c = $2 }
+      /"ratio_to_copy":/ { gsub(/[",]/, "", k); gsub(/,/, "", g); gsub(/,/, "", b); gsub(/,/, "", t); gsub(/,/, "", gb);
+        gsub(/,/, "", c); gsub(/,/, "", $2);
+        printf "    %-10s grid %s block %s  %s ms  %s GB/s  copy %s GB/s  ratio %s\n", k, g, b, t, gb, c, $2 }' "$f"
+  done
+  echo "bandwidth target (>= $TARGET of the copy on every kernel of: $BW_PROGRAMS): $([ "$BW_MET" = true ] && echo MET || echo "NOT MET")"
+  echo "verdict: $(passed && echo PASS || echo FAIL)"
+}
+
+finish() {
+  local code=$?
+  trap - EXIT
+  set +e
+  write_report
+  summary
+  if [ "$code" -ne 0 ]; then echo "gpu_check: stopped early (exit $code)" >&2; exit "$code"; fi
+  passed
+  exit $?
+}
+trap finish EXIT
+
+if [ "$DO_BUILD" != 0 ]; then
+  step cmake cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  ok cmake || exit 2
+  step build ninja -C "$BUILD" -j"$(nproc)" stax backends_gpu_codegen_test backends_gpu_emu_test backends_gpu_device_test
+  ok build || exit 2
+else
+  RC[build]=skipped
+  [ -x "$STAX" ] || { echo "error: no $STAX (build it, or pass --build)" >&2; exit 2; }
+fi
+
+if [ "$MODE" = device ]; then
+  step host_codegen "$BUILD/tests/backends_gpu_codegen_test"
+  step host_emu "$BUILD/tests/backends_gpu_emu_test"
+  export STAX_GPU_REPORT="$REPORT_DIR/gpu_device.json"
+  step device_tests "$BUILD/tests/backends_gpu_device_test" "[.gpu]"
+fi
+
+run_examples() {
+  local f ref got rc_ref rc_got
+  for f in ${STAX_GPU_EXAMPLES:-examples/*.stx}; do
+    if ref=$("$STAX" run "$f" --random-inputs 5 --show 1000000 2>&1); then rc_ref=0; else rc_ref=$?; fi
+    if got=$("$STAX" run "$f" --random-inputs 5 --show 1000000 --backend "$BACKEND" 2>&1); then rc_got=0; else rc_got=$?; fi
+    if [ "$rc_got" -eq 2 ] && grep -q "not supported by the GPU backend yet" <<< "$got"; then echo "$f: not supported"; continue; fi
+    if [ "$rc_ref" -eq "$rc_got" ] && [ "$ref" == "$got" ]; then echo "$f: identical"; else echo "$f: DIFFERENT"; fi
+  done
+}
+step run_examples run_examples
+run_ok=$(grep -c ': identical$' "$REPORT_DIR/run_examples.log" 2> /dev/null || true)
+run_bad=$(grep -c ': DIFFERENT$' "$REPORT_DIR/run_examples.log" 2> /dev/null || true)
+run_ok=${run_ok:-0}; run_bad=${run_bad:-0}
+bad_list=$(grep ': DIFFERENT$' "$REPORT_DIR/run_examples.log" 2> /dev/null | sed 's/: DIFFERENT$//; s/.*/"&",/' | tr -d '\n' || true)
+
+step check_example_6_2 "$STAX" check "$EX62" --transform "$GPU_ORDER" --backend "$BACKEND" --trials 3
+
+export OUT_JSON
+for f in $BW_PROGRAMS; do
+  OUT_JSON="$REPORT_DIR/bench_bw_$(basename "$f" .stx).json"
+  bench "bw_$(basename "$f" .stx)" "$f" "" ${STAX_BW_FLAGS:-}
 done
+OUT_JSON="$REPORT_DIR/bench_example_1_1.json"; bench example_1_1 "$EX11"
+OUT_JSON="$REPORT_DIR/bench_example_1_1_gpu_reduce.json"; bench example_1_1_gpu_reduce "$EX11" "gpu-reduce:threads=256:warp=32"
+OUT_JSON="$REPORT_DIR/bench_example_6_2_gpu_order.json"; bench example_6_2_gpu_order "$EX62" "$GPU_ORDER"
+
 fuzz_db="$REPORT_DIR/fuzz.db"
 rm -f "$fuzz_db"
-"$BUILD/cli/stax" fuzz --backends gpu --count "${STAX_GPU_FUZZ:-500}" --seed 7000 --quiet --db "$fuzz_db" \
-  > "$REPORT_DIR/fuzz.log" 2>&1
-fuzz_rc=$?
-"$BUILD/cli/stax" fuzz report --db "$fuzz_db" >> "$REPORT_DIR/fuzz.log" 2>&1
-"$BUILD/cli/stax" check examples/example_6_2.stx --transform split-reduction:k=2,gpu-reduce:threads=256:warp=32 \
-  --backend gpu --trials 3 > "$REPORT_DIR/example_6_2.log" 2>&1
-ex62_rc=$?
-total_s=$(( $(date +%s) - start ))
-
-{
-  echo "{"
-  echo "  \"build_seconds\": $build_s,"
-  echo "  \"total_seconds\": $total_s,"
-  echo "  \"host_tests_pass\": $host_ok,"
-  echo "  \"device_tests_pass\": $device_ok,"
-  echo "  \"device_detail\": $(cat "$REPORT_DIR/gpu_device.json" 2>/dev/null || echo null),"
-  echo "  \"cli_examples_identical\": $run_ok,"
-  echo "  \"cli_examples_different\": [${bad_list%,}],"
-  echo "  \"fuzz_exit\": $fuzz_rc,"
-  echo "  \"example_6_2_gpu_order_exit\": $ex62_rc"
-  echo "}"
-} > "$REPORT"
-cat "$REPORT"
-echo "host tests: $host_ok; device tests: $device_ok; stax run --backend gpu: $run_ok identical, $run_bad different;" \
-     "fuzz on gpu: exit $fuzz_rc; Example 6.2 GPU order: exit $ex62_rc"
-tail -12 "$REPORT_DIR/fuzz.log"
-[ "$host_ok" = true ] && [ "$device_ok" = true ] && [ $run_bad -eq 0 ] && [ $fuzz_rc -eq 0 ] && [ $ex62_rc -eq 0 ]
+step fuzz "$STAX" fuzz --backends "$BACKEND" --count "$FUZZ_COUNT" --seed 7000 --quiet --db "$fuzz_db"
+"$STAX" fuzz report --db "$fuzz_db" >> "$REPORT_DIR/fuzz.log" 2>&1 || true

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 namespace stax::backends::gpu {
 
 namespace {
@@ -12,6 +14,9 @@ using CUcontext = void*;
 using CUmodule = void*;
 using CUfunction = void*;
 using CUdeviceptr = unsigned long long;
+using CUevent = void*;
+using CUstream = void*;
+constexpr int kFuncAttrSharedSizeBytes = 1;  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
 constexpr int kAttrMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 }  // namespace
 
@@ -36,6 +41,30 @@ struct Device::Api {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*,
                              void**, void**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUevent ev_start = nullptr, ev_stop = nullptr;  ///< created on first use
+
+  /// Runs `body` between two events on the default stream; its time in ms.
+  template <class Body>
+  double timed(Body&& body) {
+    if (!ev_start) {
+      check(cuEventCreate(&ev_start, 0), "cuEventCreate");
+      check(cuEventCreate(&ev_stop, 0), "cuEventCreate");
+    }
+    check(cuEventRecord(ev_start, nullptr), "cuEventRecord");
+    body();
+    check(cuEventRecord(ev_stop, nullptr), "cuEventRecord");
+    check(cuEventSynchronize(ev_stop), "cuEventSynchronize");
+    float ms = 0;
+    check(cuEventElapsedTime(&ms, ev_start, ev_stop), "cuEventElapsedTime");
+    return double(ms);
+  }
 
   template <class F>
   void bind(F& f, const char* name) {
@@ -53,8 +82,12 @@ struct Device::Api {
 
 Device::Device() : api_(std::make_unique<Api>()) {
   Api& a = *api_;
-  a.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!a.lib) throw DriverError("no GPU driver (libcuda.so.1 not found)");
+  // $STAX_CUDA_DRIVER: another driver library (the tests name a missing
+  // one to check the no-driver message on a machine that has a GPU).
+  const char* env = std::getenv("STAX_CUDA_DRIVER");
+  const std::string lib = env && *env ? env : "libcuda.so.1";
+  a.lib = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!a.lib) throw DriverError("no GPU driver (" + lib + " not found)");
   a.bind(a.cuGetErrorString, "cuGetErrorString");
   a.bind(a.cuInit, "cuInit");
   a.bind(a.cuDeviceGet, "cuDeviceGet");
@@ -71,6 +104,13 @@ Device::Device() : api_(std::make_unique<Api>()) {
   a.bind(a.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
   a.bind(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   a.bind(a.cuLaunchKernel, "cuLaunchKernel");
+  a.bind(a.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+  a.bind(a.cuFuncGetAttribute, "cuFuncGetAttribute");
+  a.bind(a.cuEventCreate, "cuEventCreate");
+  a.bind(a.cuEventRecord, "cuEventRecord");
+  a.bind(a.cuEventSynchronize, "cuEventSynchronize");
+  a.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
+  a.bind(a.cuEventDestroy, "cuEventDestroy_v2");
   a.check(a.cuInit(0), "cuInit");
   a.check(a.cuDeviceGet(&a.dev, 0), "cuDeviceGet");
   a.check(a.cuDeviceGetAttribute(&sms_, kAttrMultiprocessorCount, a.dev), "cuDeviceGetAttribute");
@@ -79,6 +119,8 @@ Device::Device() : api_(std::make_unique<Api>()) {
 }
 
 Device::~Device() {
+  if (api_->ev_start) api_->cuEventDestroy(api_->ev_start);
+  if (api_->ev_stop) api_->cuEventDestroy(api_->ev_stop);
   if (api_->ctx) api_->cuDevicePrimaryCtxRelease(api_->dev);
   // The library stays loaded: the driver does not support being unloaded.
 }
@@ -117,6 +159,24 @@ void Device::launch(uintptr_t f, unsigned grid, unsigned block, std::vector<void
                                    nullptr),
               "cuLaunchKernel");
   api_->check(api_->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+double Device::launch_timed(uintptr_t f, unsigned grid, unsigned block, std::vector<void*>& args) {
+  Api& a = *api_;
+  return a.timed([&] {
+    a.check(a.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid, 1, 1, block, 1, 1, 0, nullptr, args.data(), nullptr),
+            "cuLaunchKernel");
+  });
+}
+double Device::copy_timed(uint64_t dst, uint64_t src, size_t bytes) {
+  Api& a = *api_;
+  return a.timed([&] { a.check(a.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD"); });
+}
+int Device::shared_bytes(uintptr_t f) {
+  int n = 0;
+  api_->check(api_->cuFuncGetAttribute(&n, kFuncAttrSharedSizeBytes, reinterpret_cast<CUfunction>(f)),
+              "cuFuncGetAttribute");
+  return n;
 }
 
 }  // namespace stax::backends::gpu

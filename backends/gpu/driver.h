@@ -17,8 +17,9 @@ struct DriverError : std::runtime_error {
 
 class Device {
  public:
-  /// Loads the driver, initialises device 0 and its primary context.
-  /// Throws DriverError ("no GPU driver (libcuda.so.1 not found)", ...).
+  /// Loads the driver ($STAX_CUDA_DRIVER when set, else libcuda.so.1),
+  /// initialises device 0 and its primary context. Throws DriverError
+  /// ("no GPU driver (libcuda.so.1 not found)", ...).
   Device();
   ~Device();
   Device(const Device&) = delete;
@@ -35,6 +36,13 @@ class Device {
   void download(void* dst, uint64_t src, size_t bytes);
   /// Launches f(args...) on a 1-D grid and waits for it.
   void launch(uintptr_t f, unsigned grid, unsigned block, std::vector<void*>& args);
+  /// launch(), timed with CUDA events recorded around the launch on the
+  /// default stream (cuEventElapsedTime, ms; `stax bench --backend gpu`).
+  double launch_timed(uintptr_t f, unsigned grid, unsigned block, std::vector<void*>& args);
+  /// A device-to-device copy of `bytes` (cuMemcpyDtoD), timed with events (ms).
+  double copy_timed(uint64_t dst, uint64_t src, size_t bytes);
+  /// A kernel's static __shared__ bytes (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).
+  int shared_bytes(uintptr_t f);
   int sm_count() const { return sms_; }
 
  private:

@@ -1,6 +1,7 @@
 #include "backends/gpu/gpu_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 
@@ -53,6 +54,8 @@ struct GpuProgram::Impl {
   std::unique_ptr<Device> dev;
   std::vector<uintptr_t> dev_fns;
   mutable int64_t slow_lanes = 0, recomputed = 0;  ///< of the last run
+  std::map<std::string, BlockShape> blocks;         ///< the block reductions' shapes
+  double compile_ms = 0;
 
   unsigned grid_for(int64_t n, unsigned block, bool per_element_block) const {
     unsigned cap = opt.max_grid ? opt.max_grid : dev ? unsigned(std::max(1, dev->sm_count() * 4)) : 3u;
@@ -70,14 +73,23 @@ GpuProgram::GpuProgram(const Program& p, const GpuOptions& opt) : impl_(std::mak
   BlockPlan plan = plan_block_reductions(p, opt.block_reductions);
   m.program = std::move(plan.program);
   m.src = emit_cuda(m.program, plan.blocks);
+  m.blocks = plan.blocks;
+  using clock = std::chrono::steady_clock;
+  auto since = [](clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  };
   if (opt.target == Target::Emu) {
+    auto t0 = clock::now();
     m.emu = std::make_unique<EmuModule>(m.src.text);
+    m.compile_ms = since(t0);
     for (const GpuKernel& k : m.src.kernels) m.emu_fns.push_back(m.emu->launcher(k.name));
     std::memcpy(m.emu->tables(), cuda_math_tables(), cuda_math_tables_size());
     return;
   }
   m.dev = std::make_unique<Device>();  // first: no driver is the clearer message
+  auto t0 = clock::now();
   PtxResult ptx = compile_ptx(m.src.text, opt.arch);
+  m.compile_ms = since(t0);
   if (!ptx.ok) throw CompileError("NVRTC: " + ptx.log);
   uintptr_t mod = m.dev->load_module(ptx.ptx);
   for (const GpuKernel& k : m.src.kernels) m.dev_fns.push_back(m.dev->function(mod, k.name));
@@ -95,7 +107,36 @@ int64_t GpuProgram::slow_lanes() const { return impl_->slow_lanes; }
 int64_t GpuProgram::recomputed_bindings() const { return impl_->recomputed; }
 const GpuSource& GpuProgram::source() const { return impl_->src; }
 
-IeeeOutcome GpuProgram::run(const Inputs& in) const {
+double GpuProgram::compile_ms() const { return impl_->compile_ms; }
+
+double GpuProgram::copy_ms(int64_t bytes) const {
+  const size_t n = size_t(std::max<int64_t>(bytes / 2, 64));
+  if (!impl_->dev) {
+    std::vector<uint8_t> src(n, 1), dst(n, 0);
+    auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(dst.data(), src.data(), n);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (dst[n / 2] != 1) throw std::logic_error("gpu-emu: the reference copy lost its bytes");
+    return ms;
+  }
+  Device& d = *impl_->dev;
+  uint64_t src = d.alloc(n), dst = 0;
+  try {
+    dst = d.alloc(n);
+    double ms = d.copy_timed(dst, src, n);
+    d.free(dst);
+    d.free(src);
+    return ms;
+  } catch (...) {
+    if (dst) d.free(dst);
+    d.free(src);
+    throw;
+  }
+}
+
+IeeeOutcome GpuProgram::run(const Inputs& in) const { return run(in, nullptr); }
+
+IeeeOutcome GpuProgram::run(const Inputs& in, std::vector<KernelRun>* timing) const {
   const Impl& m = *impl_;
   const Program& p = m.program;
   std::map<std::string, std::shared_ptr<Tensor>> owned;
@@ -132,11 +173,16 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
     // output element.
     const unsigned block = gk.threads ? gk.threads : m.opt.block;
     unsigned grid = m.grid_for(n, block, gk.threads != 0);
+    KernelRun kr{grid, block, 0, 0};
     if (m.emu) {
       std::vector<void*> bufs{result->data.data()};
       for (size_t i = 1; i < gk.spec.names.size(); ++i)
         bufs.push_back(const_cast<uint8_t*>(env.at(gk.spec.names[i])->data.data()));
+      auto t0 = std::chrono::steady_clock::now();
       m.emu_fns[k](bufs.data(), 0, n, &fail, 0, grid, block);
+      kr.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (auto b = m.blocks.find(gk.spec.binding); b != m.blocks.end() && gk.threads && b->second.warp > 0)
+        kr.shared_bytes = b->second.threads / b->second.warp * dtype_bytes(t.dtype);
       if (fail.pos != kNoFailure) m.emu_fns[k](bufs.data(), fail.pos, fail.pos + 1, &fail, 1, 1, 1);
       // A race on __shared__ memory, a deadlock, a shuffle with a missing
       // lane: the kernel is wrong whatever values it left.
@@ -158,15 +204,18 @@ IeeeOutcome GpuProgram::run(const Inputs& in) const {
         args.push_back(&end);
         args.push_back(&dfail);
         args.push_back(&record);
-        m.dev->launch(m.dev_fns[k], g, b, args);
+        if (timing && !record) kr.ms = m.dev->launch_timed(m.dev_fns[k], g, b, args);
+        else m.dev->launch(m.dev_fns[k], g, b, args);
         m.dev->download(&fail, dfail, sizeof fail);
       };
+      if (timing) kr.shared_bytes = m.dev->shared_bytes(m.dev_fns[k]);
       launch(0, n, 0, grid, block);
       if (fail.pos != kNoFailure) launch(fail.pos, fail.pos + 1, 1, 1, 1);
       else m.dev->download(result->data.data(), dmem[gk.spec.binding], result->data.size());
       m.dev->free(dfail);
       dmem.erase("#fail");
     }
+    if (timing) timing->push_back(kr);
     m.slow_lanes += fail.slow;
     if (fail.slow > 0 && m.opt.recompute_slow) {
       ++m.recomputed;

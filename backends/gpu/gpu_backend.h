@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/gpu/cuda_codegen.h"
 #include "semantics/evaluator.h"
@@ -31,6 +32,15 @@ struct GpuOptions {
   bool block_reductions = true;
 };
 
+/// One kernel's launch in a run, and its time (`stax bench`).
+struct KernelRun {
+  unsigned grid = 0, block = 0;
+  int64_t shared_bytes = 0;  ///< static __shared__ memory per block
+  /// Device: the launch between two CUDA events; emulator: host wall time
+  /// of the emulated launch. The ⊥ re-launch (one element) is not counted.
+  double ms = 0;
+};
+
 class GpuProgram {
  public:
   /// Normalises, emits and compiles. Throws cpu::CompileError (refusals
@@ -40,6 +50,16 @@ class GpuProgram {
 
   /// Inputs must pass sem::check_inputs.
   sem::IeeeOutcome run(const sem::Inputs& in) const;
+  /// run(), appending each launched kernel's configuration and time to
+  /// `timing` (in kernel order; a run ended by ⊥ stops early).
+  sem::IeeeOutcome run(const sem::Inputs& in, std::vector<KernelRun>* timing) const;
+  /// The module's compile time in ms: NVRTC (device) or the host compiler
+  /// (emulator); one module holds every kernel.
+  double compile_ms() const;
+  /// One copy of `bytes` moved in all (half read, half written), in ms:
+  /// device: cuMemcpyDtoD between two device buffers, timed with events;
+  /// emulator: a host memcpy, wall time. The reference of the bench's ratio.
+  double copy_ms(int64_t bytes) const;
   /// Of the last run: math lanes whose rounding test failed, and the
   /// bindings the host recomputed because of them.
   int64_t slow_lanes() const;
