@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "semantics/npy.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using stax::test::Run;
+using namespace stax::sem;
 
 namespace {
 
@@ -125,11 +127,21 @@ TEST_CASE("bench gpu-emu: kernels built under a codegen mutant report bits NOT i
   CHECK(j["bits"] != "identical to the interpreter");
   CHECK(j["mutant"] == "fma-contract");
 
-  // shuffle-wrong-offset in a block reduction: wrong bits, or the emulator
-  // catches the shuffle reading a missing lane — never "identical".
+  // shuffle-wrong-offset in a block reduction: a lane's value read twice,
+  // another's dropped. Finite inputs (the drawn ones hold NaN, and a NaN
+  // sum hides the order).
   fs::path rows = write("rows2.stx", kRows);
-  Run shuf = run_stax("bench " + rows.string() + " --backend gpu-emu --transform gpu-reduce:threads=64:warp=32 "
-                      "--repeats 1 --json --mutant shuffle-wrong-offset");
+  Tensor x(DType::F32, {8, 1024});
+  for (int i = 0; i < 8 * 1024; ++i) x.as<float>()[i] = 1.0f + float(i % 97) * 0.0137f;
+  const std::string npy = (scratch() / "rows_x.npy").string();
+  REQUIRE(!write_npy(npy, x));
+  const std::string args = "bench " + rows.string() + " --input x=" + npy +
+                           " --backend gpu-emu --transform gpu-reduce:threads=64:warp=32 --repeats 1 --json";
+  Run fine = run_stax(args);
+  INFO(fine.out << fine.err);
+  CHECK(fine.code == 0);
+  CHECK(parse(fine)["bits_identical"] == true);
+  Run shuf = run_stax(args + " --mutant shuffle-wrong-offset");
   INFO(shuf.out << shuf.err);
   CHECK(shuf.code == 1);
   CHECK(parse(shuf)["bits_identical"] == false);
