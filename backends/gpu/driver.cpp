@@ -109,7 +109,10 @@ Device::Device() : api_(std::make_unique<Api>()) {
   a.bind(a.cuEventCreate, "cuEventCreate");
   a.bind(a.cuEventRecord, "cuEventRecord");
   a.bind(a.cuEventSynchronize, "cuEventSynchronize");
-  a.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
+  // CUDA 12.8 added cuEventElapsedTime_v2 (same signature); older drivers
+  // have only the first.
+  if (void* s = dlsym(a.lib, "cuEventElapsedTime_v2")) a.cuEventElapsedTime = reinterpret_cast<decltype(a.cuEventElapsedTime)>(s);
+  else a.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
   a.bind(a.cuEventDestroy, "cuEventDestroy_v2");
   a.check(a.cuInit(0), "cuInit");
   a.check(a.cuDeviceGet(&a.dev, 0), "cuDeviceGet");
