@@ -163,11 +163,14 @@ Subcommand register_bench(CLI::App& app) {
   auto* b = app.add_subcommand("bench", "Time each compiled kernel against a plain copy of the same bytes");
   b->add_option("file", o->file, "program (.stx)")->required();
   b->add_option("--transform", o->transform, "pipeline applied first, e.g. interleave-lanes:w=16");
-  b->add_option("--backend", o->backend, "cpu, interp, gpu (NVRTC + driver, CUDA events) or gpu-emu (the same CUDA C on the host)");
+  b->add_option("--backend", o->backend,
+                "cpu, interp, gpu (NVRTC + driver, CUDA events) or gpu-emu (the same CUDA C on the host)");
   b->add_option("--arch", o->arch, "GPU backends: target architecture for NVRTC (sm_NN or compute_NN; default sm_90)");
-  b->add_option("--block", o->block, "GPU backends: threads per block of a pointwise kernel (block reductions: their M)")
+  b->add_option("--block", o->block,
+                "GPU backends: threads per block of a pointwise kernel (block reductions: their M)")
       ->check(CLI::Range(1, 1024));
-  b->add_option("--max-grid", o->max_grid, "GPU backends: blocks at most (0: 4 per SM on the device, 3 on the emulator)");
+  b->add_option("--max-grid", o->max_grid,
+                "GPU backends: blocks at most (0: 4 per SM on the device, 3 on the emulator)");
   b->add_option("--mutant", o->mutant, "compile with a seeded bug (stax fuzz --list-mutants): the bits must differ");
   b->add_option("--input", o->inputs, "NAME=FILE.npy (others drawn from --random-inputs)");
   b->add_option("--random-inputs", o->seed, "seed of the drawn inputs");

@@ -109,10 +109,11 @@ Device::Device() : api_(std::make_unique<Api>()) {
   a.bind(a.cuEventCreate, "cuEventCreate");
   a.bind(a.cuEventRecord, "cuEventRecord");
   a.bind(a.cuEventSynchronize, "cuEventSynchronize");
-  // CUDA 12.8 added cuEventElapsedTime_v2 (same signature); older drivers
-  // have only the first.
-  if (void* s = dlsym(a.lib, "cuEventElapsedTime_v2")) a.cuEventElapsedTime = reinterpret_cast<decltype(a.cuEventElapsedTime)>(s);
-  else a.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
+  // The first symbol, which every driver keeps; cuEventElapsedTime_v2
+  // (CUDA 12.8, the same signature) only where it is missing.
+  if (void* s = dlsym(a.lib, "cuEventElapsedTime"))
+    a.cuEventElapsedTime = reinterpret_cast<decltype(a.cuEventElapsedTime)>(s);
+  else a.bind(a.cuEventElapsedTime, "cuEventElapsedTime_v2");
   a.bind(a.cuEventDestroy, "cuEventDestroy_v2");
   a.check(a.cuInit(0), "cuInit");
   a.check(a.cuDeviceGet(&a.dev, 0), "cuDeviceGet");
@@ -167,7 +168,8 @@ void Device::launch(uintptr_t f, unsigned grid, unsigned block, std::vector<void
 double Device::launch_timed(uintptr_t f, unsigned grid, unsigned block, std::vector<void*>& args) {
   Api& a = *api_;
   return a.timed([&] {
-    a.check(a.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid, 1, 1, block, 1, 1, 0, nullptr, args.data(), nullptr),
+    a.check(a.cuLaunchKernel(reinterpret_cast<CUfunction>(f), grid, 1, 1, block, 1, 1, 0, nullptr, args.data(),
+                             nullptr),
             "cuLaunchKernel");
   });
 }
