@@ -240,7 +240,7 @@ inline bool pow_fast(double x, double y, double* out, const Tables& T, const Fau
   const double sign = negate ? -1.0 : 1.0;
   const dd::DD l = log_core({std::fabs(x), 0}, T);
   double zhi;
-  dd::DD z;
+  dd::DD z{};
   if (std::fabs(y) > 0x1p900) {
     zhi = (l.hi > 0) == (y > 0) ? HUGE_VAL : -HUGE_VAL;
   } else {

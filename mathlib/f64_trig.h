@@ -147,10 +147,10 @@ inline constexpr double kTrigErr = 0x1p-96;
 // sin x for x != 0 finite, from the quadrant: sin, cos, -sin, -cos of r;
 // cos x: cos, -sin, -cos, sin.
 inline bool sincos_fast(double x, bool want_cos, double* out, const Tables& T, const Fault& F) {
-  DD r;
+  DD r{};
   int q;
   if (!(std::fabs(x) < 0x1p20 ? reduce(x, &r, &q, T) : reduce_large(x, &r, &q, T))) return false;
-  DD s, c;
+  DD s{}, c{};
   sincos_kernel(r, &s, &c, T);
   if (want_cos) q = (q + 1) & 3;
   const DD v = q == 0 ? s : q == 1 ? c : q == 2 ? dd::neg(s) : dd::neg(c);
