@@ -169,7 +169,8 @@ TEST_CASE("binary64 transcendental ops and rand compile as device code; ptxas as
   INFO(r.log);
   REQUIRE(r.ok);
   std::string a = ptxas(r.ptx);
-  CHECK((a == "" || a == "no ptxas"));
+  if (a == "no ptxas") WARN("no ptxas found: PTX is not assembled");
+  else CHECK(a == "");
   // The module's table global has the host's layout: its size is the host's
   // MathTables (binary32, binary64 tables and the fault settings).
   CHECK(test::contains(r.ptx, "stax_T[" + std::to_string(gpu::cuda_math_tables_size()) + "]"));
