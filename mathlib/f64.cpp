@@ -18,7 +18,8 @@ void perturb_exp_coefficient(int ulps, bool hi_part) {
   DD& c = mutable_tables().inv_fact[3];
   c = original;
   double& part = hi_part ? c.hi : c.lo;
-  part = std::bit_cast<double>(std::bit_cast<uint64_t>(part) + uint64_t(int64_t(ulps)));  // same sign and binade: |ulps| is small
+  // Same sign and binade: |ulps| is small.
+  part = std::bit_cast<double>(std::bit_cast<uint64_t>(part) + uint64_t(int64_t(ulps)));
 }
 
 }  // namespace f64

@@ -240,11 +240,16 @@ TEST_CASE("stax run --backend gpu-emu and gpu, end to end") {
         test::run_stax(dir, "run " + gelu + " --random-inputs 3 --show 4").out);
   // binary64 math and rand on the emulator: the interpreter's bits; the
   // wrong case, another rand key, other bits.
-  std::ofstream(dir / "exp64.stx") << "input x : f64[4]\nlet y : f64[4] = map(fn(a, r) => add(exp(a), r), x, rand(f64, [4], 3))\noutput y\n";
-  std::ofstream(dir / "exp64b.stx") << "input x : f64[4]\nlet y : f64[4] = map(fn(a, r) => add(exp(a), r), x, rand(f64, [4], 4))\noutput y\n";
-  test::Run e64 = test::run_stax(dir, "run " + (dir / "exp64.stx").string() + " --random-inputs 3 --show 4 --backend gpu-emu");
+  auto exp64 = [](int key) {
+    return "input x : f64[4]\nlet y : f64[4] = map(fn(a, r) => add(exp(a), r), x, rand(f64, [4], " +
+           std::to_string(key) + "))\noutput y\n";
+  };
+  std::ofstream(dir / "exp64.stx") << exp64(3);
+  std::ofstream(dir / "exp64b.stx") << exp64(4);
+  std::string run64 = "run " + (dir / "exp64.stx").string() + " --random-inputs 3 --show 4";
+  test::Run e64 = test::run_stax(dir, run64 + " --backend gpu-emu");
   CHECK(e64.code == 0);
-  CHECK(e64.out == test::run_stax(dir, "run " + (dir / "exp64.stx").string() + " --random-inputs 3 --show 4").out);
+  CHECK(e64.out == test::run_stax(dir, run64).out);
   CHECK(e64.out != test::run_stax(dir, "run " + (dir / "exp64b.stx").string() + " --random-inputs 3 --show 4").out);
   // Without a driver (this machine), a clear message and exit 2; with one, the interpreter's bits.
   test::Run dev = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4 --backend gpu");
