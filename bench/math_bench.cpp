@@ -7,9 +7,12 @@
 // baseline). Also the share of elements that took mathlib's slow path, and
 // whether the vector and scalar bindings gave the same bits (they must).
 // Not a test: its table goes into README.md.
-//   stax_bench_math [--n ELEMENTS] [--repeats R] [--width f32|f64]
+//   stax_bench_math [--n ELEMENTS] [--repeats R] [--width f32|f64] [--clock wall|cpu]
+// --clock cpu times the running thread's CPU time instead of the wall clock
+// (one thread runs the kernel): steadier on a machine shared with other jobs.
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -46,15 +49,27 @@ struct Timing {
   sem::Tensor out;
 };
 
+bool g_cpu_clock = false;
+
+/// Nanoseconds now: the wall clock, or this thread's CPU time.
+double now_ns() {
+  if (g_cpu_clock) {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 Timing time_kernel(const sem::Program& p, const sem::Inputs& in, int64_t n, int repeats, cpu::MathBinding b) {
   cpu::ScopedMathBinding scope(b);
   cpu::CompiledProgram cp(p, {1, false, 3});
   sem::IeeeOutcome o = cp.run(in);  // warm-up
   std::vector<double> ns;
   for (int r = 0; r < repeats; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
+    double t0 = now_ns();
     o = cp.run(in);
-    ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / double(n));
+    ns.push_back((now_ns() - t0) / double(n));
   }
   return {experiments::median(ns), *o.outputs.at("y")};
 }
@@ -69,9 +84,10 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--n")) n = std::atoll(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--repeats")) repeats = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--width")) width = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--clock")) g_cpu_clock = !std::strcmp(argv[i + 1], "cpu");
   }
-  std::printf("%lld elements, 1 thread, median of %d runs; ns per element of a one-op kernel\n\n", (long long)n,
-              repeats);
+  std::printf("%lld elements, 1 thread, median of %d runs; ns per element of a one-op kernel (%s)\n\n",
+              (long long)n, repeats, g_cpu_clock ? "the thread's CPU time" : "wall clock");
   std::printf("| function | width | vector fast path | scalar fast path | host libm (glibc) | vector / libm time | "
               "slow-path share | vector bits = scalar bits |\n|---|---|---|---|---|---|---|---|\n");
   for (int k = 0; k < math::kNumFns; ++k) {

@@ -199,6 +199,7 @@ struct FuzzCommandOptions {
   std::string target = "programs";  ///< programs (ours), torch-eager, torch-inductor
   std::string torch_python;          ///< torch targets: an interpreter with torch
   int batch = 16;                    ///< torch targets: graphs per PyTorch process
+  int torch_threads = 1;             ///< torch targets: PyTorch's intra-op threads
   bool list_mutants = false;
   bool quiet = false;
   bool json = false;

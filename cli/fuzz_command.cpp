@@ -426,6 +426,8 @@ Subcommand register_fuzz(CLI::App& app) {
   fzc->add_option("--torch-python", fz->torch_python,
                   "torch targets: python with torch (default $STAX_TORCH_PYTHON, else the venv of scripts/setup_torch.sh)");
   fzc->add_option("--batch", fz->batch, "torch targets: graphs per PyTorch process");
+  fzc->add_option("--torch-threads", fz->torch_threads,
+                  "torch targets: PyTorch's intra-op threads (sums are judged in ATen's split for that count)");
   fzc->add_flag("--list-mutants", fz->list_mutants, "list the seeded bugs");
   fzc->add_flag("--quiet", fz->quiet, "no progress line");
   fzc->add_flag("--json", fz->json, "one JSON document");

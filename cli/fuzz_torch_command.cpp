@@ -31,6 +31,10 @@ int fuzz_torch_command(const FuzzCommandOptions& o) {
     std::cerr << "error: --target " << o.target << " needs --count N or --time SEC\n";
     return 2;
   }
+  if (o.torch_threads < 1 || o.torch_threads > 1024) {
+    std::cerr << "error: --torch-threads must be in [1, 1024], got " << o.torch_threads << "\n";
+    return 2;
+  }
   if (o.batch < 1 || o.batch > 1000) {
     std::cerr << "error: --batch must be in [1, 1000], got " << o.batch << "\n";
     return 2;
@@ -45,6 +49,7 @@ int fuzz_torch_command(const FuzzCommandOptions& o) {
   c.count = o.count.value_or(0);
   c.time_s = o.time;
   c.batch = o.batch;
+  c.threads = o.torch_threads;
   c.python = o.torch_python.empty()
                  ? env_or("STAX_TORCH_PYTHON", env_or("STAX_TORCH_VENV", "/opt/stax-torch-venv") + "/bin/python")
                  : o.torch_python;

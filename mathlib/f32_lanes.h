@@ -14,6 +14,15 @@ void eval_lanes4(float* out, const float* x, const float* y);
 #if defined(__x86_64__)
 template <Fn F>
 __attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, const float* y);
+/// Whether the CPU has AVX-512 F, DQ and VL (the 512-bit forms below).
+bool host_has_avx512();
+/// The functions with explicit AVX-512 forms (f32_vec.h; on AVX2, exp and
+/// erf only).
+constexpr bool has_vec_form(Fn f) { return f == Fn::Exp || f == Fn::Expm1 || f == Fn::Tanh || f == Fn::Erf; }
+/// eval_lanes8<F> in one 512-bit register, for the functions with an
+/// explicit vector form: call it only where host_has_avx512().
+template <Fn F>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void eval_lanes8_avx512(float* out, const float* x);
 #endif
 
 }  // namespace stax::math::f32

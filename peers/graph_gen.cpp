@@ -126,8 +126,10 @@ class Drawer {
         add(g, "where.self", {c, uniform() < 0.5 ? a : b, uniform() < 0.5 ? b : a});
       }
     } else if (r < 0.84 && rank > 0) {
-      const char* red[] = {"sum.dim_IntList", "mean.dim", "amax.default", "amin.default"};
-      add(g, red[pick(std::size(red))], {a, json::array({dim()}), uniform() < 0.3});
+      const char* red[] = {"sum.dim_IntList", "mean.dim", "amax.default", "amin.default", "prod.dim_int"};
+      std::string op = red[pick(std::size(red))];
+      if (op == "prod.dim_int") add(g, op, {a, dim(), uniform() < 0.3});
+      else add(g, op, {a, json::array({dim()}), uniform() < 0.3});
     } else if (r < 0.88) {
       add(g, "sum.default", {a});
     } else if (r < 0.93 && rank > 0) {

@@ -52,7 +52,7 @@ std::optional<std::string> trace_batch(const CampaignOptions& o, const std::vect
   }
   fs::path log = o.work / "python.log";
   std::string cmd = "PYTHONPATH=" + quote(o.python_path) + " " + quote(o.python) + " -m stax_torch trace-batch" +
-                    (compile ? "" : " --no-compile");
+                    (compile ? "" : " --no-compile") + " --threads " + std::to_string(o.threads);
   for (const fs::path& d : dirs) cmd += " " + quote(d.string());
   cmd += " >" + quote(log.string()) + " 2>&1";
   int st = std::system(cmd.c_str());

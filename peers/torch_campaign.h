@@ -36,6 +36,7 @@ struct CampaignOptions {
   int batch = 16;         ///< graphs per PyTorch process
   std::string python;     ///< an interpreter with torch and numpy
   std::string python_path;  ///< our python/ folder (PYTHONPATH)
+  int threads = 1;          ///< PyTorch's intra-op threads in the traces
   std::filesystem::path work;  ///< scratch folder of the traces
   std::filesystem::path out;   ///< findings: OUT/finding-SEED-NODE/ (empty: not written)
   bool shrink = true;

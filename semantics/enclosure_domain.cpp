@@ -347,14 +347,29 @@ void EnclosureDomain::faithful_fold_end(const RedState& s, size_t k, EVal& v) {
     return;
   }
   if (s.rsize < 2 || (s.op != RedOp::Sum && s.op != RedOp::Prod)) return;  // max, min: exact in any order
-  mpfr_srcptr mag = hi(s.mag[k]);
   // Any order of n terms: |fl(Σx) − Σx| ≤ γ(n−1)·Σ|x|, γ(m) = m·u / (1 − m·u),
-  // unless a partial sum may overflow. A product is not modelled.
-  double mu = double(s.rsize - 1) * unit_roundoff(s.tag);
-  if (s.op == RedOp::Prod || mu >= 0.5 || !mpfr_number_p(mag) || mpfr_cmp_d(mag, grid_max(s.tag)) >= 0) {
+  // unless a partial sum may overflow.
+  // A product of the init and n terms, in any order, is n multiplications of
+  // partial products: each rounds with a relative error ≤ u while its exact
+  // value is normal and finite, so |fl(Πx) − Πx| ≤ γ(n)·|Πx| (Higham, Lemma
+  // 3.1). Every partial product lies within a factor (1 ± γ(n)) < 2 of the
+  // product of a subset of the factors, which is in [Π min(1, |x|), Π max(1,
+  // |x|)]: when that range is inside [2 · smallest normal, largest / 2], no
+  // partial product underflows or overflows. Otherwise (zeros, infinities,
+  // tiny or huge factors): any value.
+  const bool prod = s.op == RedOp::Prod;
+  mpfr_srcptr mag = hi(s.mag[k]);
+  double mu = double(prod ? s.rsize : s.rsize - 1) * unit_roundoff(s.tag);
+  bool bounded = mu < 0.5 && mpfr_number_p(mag) && mpfr_cmp_d(mag, prod ? grid_max(s.tag) / 2 : grid_max(s.tag)) < 0;
+  if (prod) bounded = bounded && mpfr_number_p(lo(s.mag[k])) && mpfr_cmp_d(lo(s.mag[k]), 2 * grid_min_normal(s.tag)) >= 0;
+  if (!bounded) {
     set_entire(v);
     v.i = 1;
     return;
+  }
+  if (prod) {  // widen by γ(n)·|Πx|: the magnitude of the product's enclosure
+    mpfi_mag(hi(tmp_), v.f);
+    mag = hi(tmp_);
   }
   mpfr_t w;
   mpfr_init2(w, 64);
@@ -438,6 +453,24 @@ void EnclosureDomain::red_init(RedState& s, RedOp op, const Const& init, DType e
   for (EVal& v : s.acc) set_const(v, init);
   if (red_is_arg(op)) s.arg.assign(size_t(outputs), 0);
   if (faithful_ && is_float(elem_tag) && op == RedOp::Sum) s.mag.assign(size_t(outputs), EVal(64));
+  if (faithful_ && is_float(elem_tag) && op == RedOp::Prod) {
+    s.mag.assign(size_t(outputs), EVal(64));
+    for (size_t k = 0; k < s.mag.size(); ++k) {
+      mpfi_set_si(s.mag[k].f, 1);
+      product_bounds(s.mag[k], s.acc[k]);  // the init is a factor too
+    }
+  }
+}
+
+void EnclosureDomain::product_bounds(EVal& m, const EVal& x) {
+  if (mpfi_nan_p(x.f)) {
+    mpfr_set_nan(lo(m));
+    return;
+  }
+  mpfi_mig(lo(tmp_), x.f);  // min |x|, rounded down
+  if (mpfr_cmp_si(lo(tmp_), 1) < 0) mpfr_mul(lo(m), lo(m), lo(tmp_), MPFR_RNDD);
+  mpfi_mag(hi(tmp_), x.f);  // max |x|, rounded up
+  if (mpfr_cmp_si(hi(tmp_), 1) > 0) mpfr_mul(hi(m), hi(m), hi(tmp_), MPFR_RNDU);
 }
 
 void EnclosureDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) {
@@ -467,7 +500,9 @@ void EnclosureDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_st
       else hull_max(a, a, x, s.op == RedOp::Max);
       if (faithful_) {
         a.i |= x.i;
-        if (!s.mag.empty() && mpfi_nan_p(x.f)) {  // a term that is NaN: the sum is, in any order
+        if (!s.mag.empty() && s.op == RedOp::Prod) {
+          product_bounds(s.mag[size_t(o)], x);
+        } else if (!s.mag.empty() && mpfi_nan_p(x.f)) {  // a term that is NaN: the sum is, in any order
           mpfr_set_nan(lo(s.mag[size_t(o)]));
         } else if (!s.mag.empty()) {  // Σ|x|, rounded up
           mpfi_abs(tmp_.f, x.f);

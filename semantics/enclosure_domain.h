@@ -66,7 +66,10 @@ class EnclosureDomain : public BigDomain<EVal> {
     int64_t rsize = 1;
     std::vector<EVal> acc;
     std::vector<int64_t> arg;
-    std::vector<EVal> mag;  ///< faithful sums: an enclosure of Σ|x|
+    /// Faithful sums: an enclosure of Σ|x| (its upper end). Faithful
+    /// products: [Π min(1, |x|), Π max(1, |x|)] over the init and the terms,
+    /// bounds on every partial product of any order.
+    std::vector<EVal> mag;
   };
   void red_init(RedState& s, RedOp op, const Const& init, DType elem_tag, int64_t outputs, int64_t rsize);
   void red_fold(RedState& s, Value col, size_t n, int64_t flat_start);
@@ -101,6 +104,8 @@ class EnclosureDomain : public BigDomain<EVal> {
   void faithful_result(ScalarOp op, DType tag, EVal& o, const EVal& a, const EVal* b, const EVal* c);
   /// Faithful mode: a reduction's exact fold widened to any order.
   void faithful_fold_end(const RedState& s, size_t i, EVal& v);
+  /// Folds |x| into a faithful product's partial-product bounds (RedState::mag).
+  void product_bounds(EVal& m, const EVal& x);
   EVal tmp_;
   EVal step_, one_;  ///< faithful sigmoid and rsqrt: the intermediate step, and 1
   const FaithfulModel* faithful_ = nullptr;

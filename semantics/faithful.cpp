@@ -124,6 +124,14 @@ double grid_step(double v, DType t, int k) {
 
 double grid_max(DType t) { return from_ordinal(inf_ordinal(t) - 1, t); }
 
+double grid_min_normal(DType t) {
+  switch (t) {
+    case DType::F64: return std::ldexp(1.0, -1022);
+    case DType::F16: return std::ldexp(1.0, -14);
+    default: return std::ldexp(1.0, -126);  // f32, bf16
+  }
+}
+
 double grid_distance(double a, double b, DType t) {
   int64_t d = ordinal(a, t) - ordinal(b, t);
   return double(d < 0 ? -d : d);

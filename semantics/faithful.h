@@ -17,7 +17,10 @@
 //  - a float sum of n terms in *any* order is within γ(n−1)·Σ|x| of the real
 //    sum (Higham, Thm. 4.4; it holds with gradual underflow), and may overflow
 //    when Σ|x| reaches the dtype's largest value; max and min are exact in
-//    any order; a float product is not modelled (its enclosure is every value);
+//    any order; a float product of n factors in any order is within
+//    γ(n)·|Πx| of the real product while no partial product can leave the
+//    normal range (checked from bounds on the factors' magnitudes), and any
+//    value otherwise;
 //  - each float value carries a "may be NaN" flag (EVal::i, otherwise unused
 //    for floats) next to the interval of its non-NaN values: an interval that
 //    is NaN means "only NaN".
@@ -63,6 +66,8 @@ double grid_up(mpfr_srcptr x, DType t);
 double grid_step(double v, DType t, int k);
 /// The largest finite value of float dtype t.
 double grid_max(DType t);
+/// The smallest positive normal value of float dtype t.
+double grid_min_normal(DType t);
 /// Distance in units of t's grid between two finite values of it (0 for
 /// equal, including +0 and -0).
 double grid_distance(double a, double b, DType t);

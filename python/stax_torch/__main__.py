@@ -97,6 +97,13 @@ def torch_sum_golden(out):
     return meta
 
 
+def positive(text):
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, not %s" % text)
+    return n
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m stax_torch")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -110,9 +117,11 @@ def main(argv=None):
     t.add_argument("dir", metavar="DIR")
     t.add_argument("--graph", default=None, metavar="FILE", help="default: DIR/graph.json")
     t.add_argument("--no-compile", action="store_true", help="eager only (no Inductor)")
+    t.add_argument("--threads", type=positive, default=1, metavar="N", help="PyTorch's intra-op threads (default 1)")
     b = sub.add_parser("trace-batch", help="trace each DIR; PyTorch's errors go to DIR/error.txt")
     b.add_argument("dirs", nargs="+", metavar="DIR")
     b.add_argument("--no-compile", action="store_true", help="eager only (no Inductor)")
+    b.add_argument("--threads", type=positive, default=1, metavar="N", help="PyTorch's intra-op threads (default 1)")
     a = ap.parse_args(argv)
     try:
         import torch  # noqa: F401
@@ -127,14 +136,14 @@ def main(argv=None):
     if a.cmd == "trace-batch":
         from .trace import trace_batch
 
-        failed = trace_batch(a.dirs, not a.no_compile)
+        failed = trace_batch(a.dirs, not a.no_compile, a.threads)
         print("stax_torch trace-batch: %d folders, %d with PyTorch errors" % (len(a.dirs), failed))
         return 0
     if a.cmd == "trace":
         from .trace import TraceError, trace
 
         try:
-            meta = trace(a.dir, a.graph, not a.no_compile)
+            meta = trace(a.dir, a.graph, not a.no_compile, a.threads)
         except (TraceError, OSError, ValueError) as e:
             print("stax_torch trace: %s" % e, file=sys.stderr)
             return 2

@@ -376,6 +376,15 @@ def export_script(script, out, npy=True):
         # PyTorch eager's output, for comparisons with `stax run`.
         with torch.no_grad():
             y = model(*ex)
+        if isinstance(y, (tuple, list)):  # several outputs: expected-OUTPUT.npy each, by the graph's names
+            if len(y) != len(g["outputs"]):
+                raise ExportError("%s: the model returns %d values for %d graph outputs"
+                                  % (script, len(y), len(g["outputs"])))
+            for name, t in zip(g["outputs"], y):
+                np.save(os.path.join(out, "expected-%s.npy" % name), t.detach().cpu().numpy())
+            if joint is not None:
+                raise ExportError("%s: `backward` needs a model with one output" % script)
+            return g, joint
         np.save(os.path.join(out, "expected.npy"), y.detach().cpu().numpy())
         if joint is not None:  # the joint graph's cotangent input: d(output)/d(output) = 1
             np.save(os.path.join(out, "tangents_1.npy"), np.ones(tuple(y.shape), dtype=y.detach().cpu().numpy().dtype))

@@ -94,7 +94,7 @@ def to_numpy(t):
     return t.detach().contiguous().cpu().numpy()
 
 
-def trace_batch(dirs, compile_=True):
+def trace_batch(dirs, compile_=True, threads=1):
     """Traces each folder; PyTorch's own error on one (an op it refuses, a
     compile failure) goes to DIR/error.txt and the batch goes on. Returns the
     number of folders that failed."""
@@ -106,7 +106,7 @@ def trace_batch(dirs, compile_=True):
         if os.path.exists(err):
             os.remove(err)
         try:
-            trace(d, None, compile_)
+            trace(d, None, compile_, threads)
         except Exception as e:  # noqa: BLE001 -- any PyTorch error is data for the campaign
             failed += 1
             msg = ("%s: %s" % (type(e).__name__, e)).strip().splitlines()
@@ -117,10 +117,14 @@ def trace_batch(dirs, compile_=True):
     return failed
 
 
-def trace(d, graph_file=None, compile_=True):
+def trace(d, graph_file=None, compile_=True, threads=1):
     import torch
 
-    torch.set_num_threads(1)
+    # The thread count changes how ATen splits a sum: trace.json records it
+    # and `stax torch-check` models that split (the torch-sum transform).
+    torch.set_num_threads(threads)
+    if torch.get_num_threads() != threads:
+        raise TraceError("torch.set_num_threads(%d) left %d threads" % (threads, torch.get_num_threads()))
     graph_file = graph_file or os.path.join(d, "graph.json")
     # graph.json -> eager/, compiled/, trace.json; joint.json -> joint-eager/, ...
     stem = os.path.splitext(os.path.basename(graph_file))[0]

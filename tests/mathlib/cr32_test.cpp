@@ -146,10 +146,12 @@ TEST_CASE("the hardest-to-round inputs found by mathlib/tools/hard_cases_f32.cpp
   for (const Hard& h : hard)
     for (uint32_t b : h.x) {
       INFO(m::fn_name(h.f) << " 0x" << std::hex << b);
-      float x = bits(b), v;
-      m::eval_f32_n(h.f, 1, &v, &x);
+      // 17 copies: the block loops' vector forms and their scalar remainder.
+      float x = bits(b), v[17], xs[17];
+      std::fill_n(xs, 17, x);
+      m::eval_f32_n(h.f, 17, v, xs);
       CHECK(bits_of(m::eval_f32(h.f, x)) == bits_of(m::mpfr_f32(h.f, x)));
-      CHECK(bits_of(v) == bits_of(m::mpfr_f32(h.f, x)));
+      for (float vi : v) CHECK(bits_of(vi) == bits_of(m::mpfr_f32(h.f, x)));
     }
 }
 
@@ -223,6 +225,9 @@ size_t lanes_differ(const std::vector<float>& xs, const std::vector<float>& ys) 
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx2"))
     run(8, [](float* o, const float* x, const float* y) { m::f32::eval_lanes8<F>(o, x, y); });
+  if constexpr (m::f32::has_vec_form(F))
+    if (m::f32::host_has_avx512())
+      run(8, [](float* o, const float* x, const float*) { m::f32::eval_lanes8_avx512<F>(o, x); });
 #endif
   return bad;
 }
@@ -301,7 +306,7 @@ TEST_CASE("erf's series: the omitted terms stay below 2^-55 of the sum") {
   // All terms are positive and the tail's share grows with t, so t = 16
   // is the worst case; the sum to 400 terms stands in for the series
   // (the terms beyond fall below 2^-400 of it).
-  auto tail_share = [](int kept) {
+  auto tail_share = [](int kept, unsigned t = 16) {
     mpfr_t term, head, all;
     mpfr_inits2(256, term, head, all, static_cast<mpfr_ptr>(nullptr));
     mpfr_set_ui(term, 1, MPFR_RNDN);
@@ -309,7 +314,7 @@ TEST_CASE("erf's series: the omitted terms stay below 2^-55 of the sum") {
     for (int n = 0; n < 400; ++n) {
       if (n == kept) mpfr_set(head, all, MPFR_RNDN);
       mpfr_add(all, all, term, MPFR_RNDN);
-      mpfr_mul_ui(term, term, 2 * 16, MPFR_RNDN);
+      mpfr_mul_ui(term, term, 2 * t, MPFR_RNDN);
       mpfr_div_ui(term, term, unsigned(2 * n + 3), MPFR_RNDN);
     }
     mpfr_sub(head, all, head, MPFR_RNDN);
@@ -320,4 +325,8 @@ TEST_CASE("erf's series: the omitted terms stay below 2^-55 of the sum") {
   };
   CHECK(tail_share(stax::math::f32::kErfTerms) < 0x1p-55);
   CHECK(tail_share(45) > 0x1p-55);  // too few terms: the check notices
+  // The vector forms' shorter series for t <= 4 (|x| <= 2).
+  CHECK(stax::math::f32::kErfSmallT == 4.0);
+  CHECK(tail_share(stax::math::f32::kErfTermsSmall, 4) < 0x1p-55);
+  CHECK(tail_share(28, 4) > 0x1p-55);
 }

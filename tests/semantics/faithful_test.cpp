@@ -161,3 +161,45 @@ TEST_CASE("faithful enclosures: an undecided comparison selects the hull of both
   CHECK(!allows(e, "w", 0, 1.25));
   CHECK(allows(e, "w", 0, 0.25));
 }
+
+TEST_CASE("faithful enclosures: a float product in any order is within γ(n)·|Πx| while it stays normal") {
+  // 200 factors near 1 (their product stays far from under- and overflow):
+  // the forward, reverse and pairwise f32 products are inside, one grid step
+  // past either end of the enclosure is not; it is far narrower than "any value".
+  sem::Program p = test::parse_ok("input x : f32[200]\nlet q = red(prod, 1.0, [200], x)\noutput q\n");
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.5f, 2.0f);
+  std::vector<float> xs(200);
+  for (auto& v : xs) v = (rng() % 2 ? -1.0f : 1.0f) * u(rng);
+  sem::EnclosureOutcome enc = faithful(p, {{"x", test::f32({200}, xs)}});
+  const sem::EVal& e = enc.outputs.at("q")->data[0];
+  float fwd = 1, rev = 1;
+  for (float v : xs) fwd *= v;
+  for (auto it = xs.rbegin(); it != xs.rend(); ++it) rev *= *it;
+  std::vector<float> pw = xs;
+  while (pw.size() > 1) {
+    std::vector<float> nx;
+    for (size_t i = 0; i + 1 < pw.size(); i += 2) nx.push_back(pw[i] * pw[i + 1]);
+    if (pw.size() % 2) nx.push_back(pw.back());
+    pw = nx;
+  }
+  for (float v : {fwd, rev, pw[0]}) CHECK(sem::faithful_contains(e, DType::F32, v));
+  auto [lo, hi] = sem::faithful_bounds(e);
+  CHECK(sem::grid_distance(lo, hi, DType::F32) < 1000);  // γ(200) ≈ 200 u each side
+  CHECK(!sem::faithful_contains(e, DType::F32, sem::grid_step(hi, DType::F32, 1)));
+  CHECK(!sem::faithful_contains(e, DType::F32, sem::grid_step(lo, DType::F32, -1)));
+  CHECK(!sem::faithful_contains(e, DType::F32, -fwd));  // the wrong sign
+  CHECK(!sem::faithful_contains(e, DType::F32, NAN));
+
+  // A partial product that may underflow (1e-30 · 1e-30 in some order) or a
+  // zero factor: any value, as before the model.
+  sem::Program q = test::parse_ok("input x : f32[3]\nlet q = red(prod, 1.0, [3], x)\noutput q\n");
+  sem::EnclosureOutcome tiny = faithful(q, {{"x", test::f32({3}, {1e-30f, 1e-30f, 1e30f})}});
+  CHECK(sem::faithful_contains(tiny.outputs.at("q")->data[0], DType::F32, 12345.0));
+  sem::EnclosureOutcome zero = faithful(q, {{"x", test::f32({3}, {0.0f, 2.0f, 3.0f})}});
+  CHECK(sem::faithful_contains(zero.outputs.at("q")->data[0], DType::F32, 12345.0));
+  // Three factors in range: 2·3·5 = 30 in every order is inside, 31 is not.
+  sem::EnclosureOutcome small = faithful(q, {{"x", test::f32({3}, {2.0f, 3.0f, 5.0f})}});
+  CHECK(sem::faithful_contains(small.outputs.at("q")->data[0], DType::F32, 30.0));
+  CHECK(!sem::faithful_contains(small.outputs.at("q")->data[0], DType::F32, 31.0));
+}

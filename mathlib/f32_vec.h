@@ -1,0 +1,50 @@
+#pragma once
+// Explicit vector forms of binary32 fast paths (f32_kernels.h) whose
+// auto-vectorised lane loops are slow: GCC keeps some lanes in scalar
+// registers and loads table entries one lane at a time. Each form runs
+// exactly the binary64 operations of its scalar kernel, in the same order
+// and with the same constants (GCC vector extensions; no FMA, the library
+// is built with -ffp-contract=off), and a gather instead of the
+// lane-by-lane table load — so each lane's candidate and rounding-test flag
+// are the scalar kernel's bits, and the error bounds proven there hold
+// unchanged (erf may take a shorter series with the same bound, see
+// f32_vec_impl.inc). tests/mathlib/cr32_test.cpp checks the lanes against
+// eval_f32.
+//
+// Two instruction sets, from one text (f32_vec_impl.inc): vec::avx2 (4
+// lanes, binary64 in a ymm register) and vec::avx512 (8 lanes in a zmm
+// register). Host only (x86-64); the GPU compiles f32_kernels.h, never this.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "mathlib/crmath.h"
+#include "mathlib/f32_kernels.h"
+
+#define STAX_AVX512 "avx512f,avx512dq,avx512vl"
+
+#define STAX_VEC_NS avx2
+#define STAX_VEC_TARGET "avx2"
+#define STAX_VEC_N 4
+#define STAX_VEC_GATHER(t, j)                                                                                  \
+  __builtin_bit_cast(D, _mm256_mask_i64gather_pd(_mm256_setzero_pd(), (t), __builtin_bit_cast(__m256i, (j)), \
+                                                 _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8))
+#include "mathlib/f32_vec_impl.inc"
+#undef STAX_VEC_NS
+#undef STAX_VEC_TARGET
+#undef STAX_VEC_N
+#undef STAX_VEC_GATHER
+
+#define STAX_VEC_NS avx512
+#define STAX_VEC_TARGET STAX_AVX512
+#define STAX_VEC_N 8
+#define STAX_VEC_GATHER(t, j) \
+  __builtin_bit_cast(D, _mm512_mask_i64gather_pd(_mm512_setzero_pd(), __mmask8(0xff), __builtin_bit_cast(__m512i, (j)), (t), 8))
+#include "mathlib/f32_vec_impl.inc"
+#undef STAX_VEC_NS
+#undef STAX_VEC_TARGET
+#undef STAX_VEC_N
+#undef STAX_VEC_GATHER
+
+#endif
