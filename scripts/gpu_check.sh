@@ -8,9 +8,10 @@
 #      interpreter);
 #   3. on the device, bit for bit against the interpreter, ⊥ included, over
 #      the oracle's five input kinds: every supported example and
-#      $STAX_GPU_PROGRAMS generated programs (default 1000; binary32
-#      transcendental ops included; no rand, no f64 transcendental ops —
-#      not supported yet), and
+#      $STAX_GPU_PROGRAMS generated programs (default 1000; transcendental
+#      ops on every float dtype and rand included), every binary64 function
+#      on its hard cases (Payne-Hanek included) and rand on every float
+#      dtype, and
 #      the codegen mutants max-drops-nan, fma-contract, addr32-overflow and
 #      neg-index-unwrapped caught
 #      (tests/backends/gpu_device_test.cpp, tag [.gpu]);
@@ -22,9 +23,8 @@
 #   6. Example 6.2 in the GPU order of Algorithm 6.1 (split-reduction:k=2,
 #      gpu-reduce:threads=256:warp=32) checked on the device: class real
 #      within its bounds, bit-identical to the interpreter on T(P).
-# Not yet checked (not implemented): rand, f64 transcendental ops,
-# shuffles/shared memory in the kernels, the bandwidth benchmark, Examples
-# 1.1/6.2 timings.
+# Not yet checked (not implemented): shuffles/shared memory in the kernels,
+# the bandwidth benchmark, Examples 1.1/6.2 timings.
 # Writes a JSON summary to $OUT/gpu_report.json (or ./gpu_report.json) and
 # exits non-zero when any check fails.
 set -uo pipefail
