@@ -20,6 +20,7 @@
 #include "oracle/campaign.h"
 #include "oracle/fuzz.h"
 #include "semantics/mutants.h"
+#include "semantics/printer.h"
 
 namespace stax::cli {
 
@@ -48,11 +49,24 @@ std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
       // gpu-emu: the CUDA C kernels on the host emulator; gpu: on the device
       // (NVRTC and the driver API; without them every program is counted as
       // unsupported by this backend, never as a finding).
+      // A program is compiled once for its input sets (the campaign runs
+      // each program's trials in turn): the last one is kept, by its text.
       backends::gpu::GpuOptions g;
       g.target = name == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
-      r.push_back({name, [g](const Program& p, const Inputs& in) {
+      struct Last {
+        std::string text;
+        std::unique_ptr<backends::gpu::GpuProgram> program;
+      };
+      auto last = std::make_shared<Last>();
+      r.push_back({name, [g, last](const Program& p, const Inputs& in) {
+                     std::string text = print_program(p);
+                     if (!last->program || last->text != text) {
+                       last->program.reset();
+                       last->program = std::make_unique<backends::gpu::GpuProgram>(p, g);
+                       last->text = std::move(text);
+                     }
                      try {
-                       return backends::gpu::run(p, in, g);
+                       return last->program->run(in);
                      } catch (const backends::gpu::EmuError& e) {
                        // A race or a deadlock of the kernels is a finding (a
                        // failure the interpreter does not have), never a

@@ -21,8 +21,10 @@
 
 namespace stax::math::dd {
 
+// Trivial (no member initialisers), so that a table of them can be a
+// CUDA __device__ global (backends/gpu/cuda_math.cpp); `DD x{}` is zero.
 struct DD {
-  double hi = 0, lo = 0;
+  double hi, lo;
 };
 
 // s + e == a + b exactly, for any a, b (Knuth's TwoSum).

@@ -1,140 +1,19 @@
 #pragma once
-// Internals of the binary64 fast paths (f64_exp_log.cpp, f64_trig.cpp):
-// the rounding test shared by all functions, the cores shared between
-// functions, and the fault-injection hook of the tests.
-//
-// Contract of a fast path `bool f_fast(x, double* out)`: it returns true only
-// with *out the correctly rounded (to nearest-even) value of f(x), including
-// special inputs it handles itself; false sends the caller to the slow path.
+// Internals of the binary64 entry points (f64.cpp): the fast paths
+// (f64_exp_log.h, f64_trig.h, header-only so that the GPU backend compiles
+// the same text as device code) and the fault-injection hook of the tests.
 
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <limits>
-
-#include "mathlib/dd.h"
-#include "mathlib/f64_tables.h"
+#include "mathlib/f64_trig.h"
 
 namespace stax::math::f64 {
 
-// Test hook: a deliberately wrong fast path. Process-global and unsynchronised:
-// set only in single-threaded tests, and reset afterwards.
-struct Fault {
-  double bound_scale = 1.0;  // multiplies every claimed error bound
-  double inject_rel = 0.0;   // adds inject_rel*|hi| to every approximation
-};
+// Test hook: a deliberately wrong fast path, passed to every host fast path
+// by f64.cpp. Process-global and unsynchronised: set only in
+// single-threaded tests, and reset afterwards.
 extern Fault g_fault;
 // Moves exp's Taylor coefficient 1/3! by `ulps` units in the last place of
 // its lo part (about 2^-108 relative per unit: within the proven bound) or
 // of its hi part (2^-55 relative per unit: beyond it); 0 restores it.
 void perturb_exp_coefficient(int ulps, bool hi_part);
-
-// The NaN of an invalid operation (log(-1), sin(inf), pow(-2, 0.5)): the
-// x86 default NaN (sign set, quiet, zero payload), the bits glibc and MPFR
-// return. A NaN input is returned quieted with its payload (x + x), as glibc
-// does.
-inline double invalid_nan() { return -std::numeric_limits<double>::quiet_NaN(); }
-
-// 2^e as a double, e in [-1022, 1023].
-inline double exp2i(int e) {
-  const uint64_t bits = uint64_t(e + 1023) << 52;
-  double d;
-  std::memcpy(&d, &bits, sizeof d);
-  return d;
-}
-
-// The rounding test. `y` approximates the real value v with
-// |y.hi + y.lo - v| <= rel * |v|, |y.lo| <= ulp(y.hi)/2, and rel >= 2^-100 a
-// power of two. If every point of that interval rounds to the same double,
-// stores it in *out and returns true.
-//
-// Why it is sound: with e >= (err + 2^-52 |lo|) / (1 - 2^-52) (err the bound
-// in absolute terms), fl(lo - e) <= lo - err and fl(lo + e) >= lo + err, so
-// hi + fl(lo -/+ e) bracket v; rounding is monotonic, so if both brackets
-// round to the same double, v does too (an overflow to inf included: then
-// both brackets, and v, are past the overflow threshold). Computed below:
-// err <= rel |hi| (1 + 2^-51); e = ((rel|hi| + rel|hi| 2^-40) + |lo| 2^-48)
-// with two roundings and an underflow of at most 2^-1075 in the last
-// product is still >= rel|hi| (1 + 2^-42) + |lo| 2^-50 because rel|hi| >=
-// 2^-1000 (|hi| >= 2^-900); that exceeds the requirement. Below 2^-900 and
-// for non-finite hi the test fails (slow path).
-inline bool round_test(dd::DD y, double rel, double* out) {
-  y.lo += g_fault.inject_rel * std::fabs(y.hi);
-  const double ahi = std::fabs(y.hi);
-  if (!(ahi >= 0x1p-900 && ahi <= std::numeric_limits<double>::max())) return false;
-  const double e1 = rel * ahi;
-  const double e = ((e1 + e1 * 0x1p-40) + std::fabs(y.lo) * 0x1p-48) * g_fault.bound_scale;
-  const double u = y.hi + (y.lo - e);
-  const double v = y.hi + (y.lo + e);
-  if (u != v) return false;
-  *out = u;
-  return true;
-}
-
-// The rounding test for results on the subnormal grid: v = 2^m (y.hi +
-// y.lo) within rel * |v|, |v| < 2^-1021 (every candidate is a multiple of
-// 2^-1074), m + 1074 in [-1022, 1023]. In units of 2^-1074, Y = yh + yl
-// (exact scaling); n0 = nearbyint(yh) and d = (yh - n0) + yl exactly
-// (two_sum; yh - n0 is exact), so RN(v) = (n0 + c) 2^-1074 where c rounds
-// d to an integer. The interval d -/+ E (E >= rel |Y|, widened as in
-// round_test) is bracketed by its computed ends; comparing a computed end
-// with the representable 0.5 gives the same answer as the exact end unless
-// it equals ±0.5, which is left undecided. If both ends agree, c is known;
-// a midpoint (Y - n0 = ±0.5) is always inside the interval, so it is never
-// decided here.
-inline bool round_subnormal(dd::DD y, int m, double rel, double* out) {
-  y.lo += g_fault.inject_rel * std::fabs(y.hi);
-  const double sgn = y.hi < 0 ? -1.0 : 1.0;
-  const double sc = exp2i(m + 1074);
-  const double yh = std::fabs(y.hi) * sc, yl = sgn * y.lo * sc;
-  if (!(yh >= 0x1p-100 && yh < 0x1p53)) return false;
-  const double n0 = std::nearbyint(yh);
-  const dd::DD d = dd::two_sum(yh - n0, yl);
-  const double e1 = rel * yh;
-  const double e = ((e1 + e1 * 0x1p-40) + std::fabs(d.lo) * 0x1p-48) * g_fault.bound_scale;
-  const auto classify = [](double z, double* c) {
-    if (z > 0.5) return *c = 1, true;
-    if (z < -0.5) return *c = -1, true;
-    if (z > -0.5 && z < 0.5) return *c = 0, true;
-    return false;
-  };
-  double c_lo, c_hi;
-  if (!classify(d.hi + (d.lo - e), &c_lo) || !classify(d.hi + (d.lo + e), &c_hi) || c_lo != c_hi) return false;
-  *out = sgn * ((n0 + c_lo) * 0x1p-1074);
-  return true;
-}
-
-// u * 2^m for m in [-1022, 1024], exact when the result is normal.
-inline double scale(double u, int m) { return m > 1023 ? u * exp2i(m - 1) * 2.0 : u * exp2i(m); }
-
-// exp(x.hi + x.lo) = 2^m * y, |x.hi| <= 746, |x.lo| <= 2^-43: relative
-// error of y at most 2^-100 (derivation in f64_exp_log.cpp).
-struct Scaled {
-  dd::DD y;
-  int m;
-};
-Scaled exp_core(dd::DD x);
-inline constexpr double kExpCoreErr = 0x1p-100;
-
-// log(x.hi + x.lo) for x.hi positive and normal, |x.lo| <= ulp(x.hi)/2;
-// relative error at most 2^-96 (with exact 0 at x == 1).
-dd::DD log_core(dd::DD x);
-inline constexpr double kLogCoreErr = 0x1p-96;
-
-// expm1(x) for 2^-54 <= |x| <= 709.7827: relative error at most 2^-94.
-dd::DD expm1_dd(double x);
-inline constexpr double kExpm1Err = 0x1p-94;
-
-bool exp_fast(double x, double* out);
-bool expm1_fast(double x, double* out);
-bool log_fast(double x, double* out);
-bool log2_fast(double x, double* out);
-bool log10_fast(double x, double* out);
-bool log1p_fast(double x, double* out);
-bool pow_fast(double x, double y, double* out);
-bool tanh_fast(double x, double* out);
-bool erf_fast(double x, double* out);
-bool sin_fast(double x, double* out);
-bool cos_fast(double x, double* out);
 
 }  // namespace stax::math::f64

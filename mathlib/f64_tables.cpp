@@ -119,7 +119,7 @@ void build(Tables& T) {
 
 Tables& mutable_tables() {
   static Tables t = [] {
-    Tables x;
+    Tables x{};
     build(x);
     return x;
   }();

@@ -43,7 +43,7 @@ struct Tables {
 };
 
 const Tables& tables();
-// For the fault-injection test hook only (f64_impl.h).
+// For the fault-injection test hook only (perturb_exp_coefficient, f64_impl.h).
 Tables& mutable_tables();
 
 }  // namespace stax::math::f64

@@ -10,10 +10,11 @@
 #      interpreter);
 #   3. on the device, bit for bit against the interpreter, ⊥ included, over
 #      the oracle's five input kinds: every supported example and
-#      $STAX_GPU_PROGRAMS generated programs (default 1000; binary32
-#      transcendental ops included; no rand, no f64 transcendental ops —
-#      not supported yet), and the codegen mutants max-drops-nan,
-#      fma-contract, addr32-overflow and neg-index-unwrapped caught
+#      $STAX_GPU_PROGRAMS generated programs (default 1000; transcendental
+#      ops on every float dtype and rand included), every binary64 function
+#      on its hard cases (Payne-Hanek included) and rand on every float
+#      dtype, and the codegen mutants max-drops-nan, fma-contract,
+#      addr32-overflow and neg-index-unwrapped caught
 #      (tests/backends/gpu_device_test.cpp, tag [.gpu]);
 #   4. `stax run --backend gpu` on each supported example, its printed
 #      outputs identical to `--backend interp`;
@@ -33,7 +34,6 @@
 #   8. a differential campaign on the device: `stax fuzz --backends gpu`
 #      over $STAX_GPU_FUZZ programs (default 500) with random transform
 #      pipelines, zero findings expected (last: it gets what time is left).
-# Not yet checked (not implemented): rand, f64 transcendental ops.
 # Run order: 1, then 6 and 7 (the figures, cheap), 3, 4, 5, 2, 8, so that
 # a slow build leaves the budget's end to the most elastic steps.
 #

@@ -2,6 +2,7 @@
 
 #include "semantics/index_eval.h"
 
+#include "semantics/rand_bits.h"
 #include "semantics/views.h"
 
 #include <algorithm>
@@ -501,13 +502,7 @@ bool expr_may_fail(const Expr& e) {
       e->p);
 }
 
-double rand_value(uint64_t key, int64_t flat) {
-  uint64_t z = key * 0x9e3779b97f4a7c15ull + uint64_t(flat) * 0xd1b54a32d192ed03ull + 0x632be59bd9b4e019ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return double(z >> 40) * 0x1.0p-24;
-}
+double rand_value(uint64_t key, int64_t flat) { return double(rand_bits24(key, flat)) * 0x1.0p-24; }
 
 const TensorType* Program::type_of(const std::string& name) const {
   for (const Input& in : inputs)

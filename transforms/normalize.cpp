@@ -23,7 +23,8 @@ bool is_map_form(const Expr& e) {
 /// The first subexpression that keeps `e` out of normal form and must be
 /// bound on its own, or null.
 Expr offender(const Expr& e) {
-  if (std::holds_alternative<IotaE>(e->p) || std::holds_alternative<FullE>(e->p)) return nullptr;
+  if (std::holds_alternative<IotaE>(e->p) || std::holds_alternative<FullE>(e->p) || std::holds_alternative<RandE>(e->p))
+    return nullptr;
   Expr body = e;
   if (const auto* r = std::get_if<RedE>(&e->p)) body = r->src;
   if (is_map_form(body)) return nullptr;

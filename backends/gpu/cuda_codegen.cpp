@@ -20,38 +20,6 @@ using cpu::CompileError;
 
 namespace {
 
-// ------------------------------------------------------------ refusals
-
-std::optional<std::string> lambda_unsupported(const Lambda& f) {
-  for (const Instr& in : f.code) {
-    // Transcendental ops run mathlib's binary32 fast paths as device code
-    // (cuda_math.h); its binary64 ones are not ported yet.
-    if (in.kind == Instr::Kind::Op && (ieee::cr_fn(in.op) || in.op == ScalarOp::Sigmoid) &&
-        compute_type(in.type) == DType::F64)
-      return std::string(op_name(in.op)) + " on f64";
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> expr_unsupported(const Expr& e) {
-  if (std::holds_alternative<RandE>(e->p)) return std::string("rand");
-  std::vector<const Expr*> kids;
-  if (const auto* x = std::get_if<MapE>(&e->p)) {
-    if (auto why = lambda_unsupported(x->fn)) return why;
-    for (const Expr& a : x->args) kids.push_back(&a);
-  } else if (const auto* x = std::get_if<ViewE>(&e->p)) {
-    kids.push_back(&x->src);
-  } else if (const auto* x = std::get_if<RedE>(&e->p)) {
-    kids.push_back(&x->src);
-  } else if (const auto* x = std::get_if<LetE>(&e->p)) {
-    kids.push_back(&x->value);
-    kids.push_back(&x->body);
-  }
-  for (const Expr* k : kids)
-    if (auto why = expr_unsupported(*k)) return why;
-  return std::nullopt;
-}
-
 // ------------------------------------------------------------ C text
 
 // Values compute in compute_type (f16/bf16 in f32).
@@ -291,14 +259,13 @@ std::string Emitter::float_op(ScalarOp op, DType t, std::span<const std::string>
     case ScalarOp::Floor: return tmp(t, std::string(f32 ? "floorf(" : "floor(") + a[0] + ")");
     case ScalarOp::Fma: return tmp(t, std::string(f32 ? "fmaf(" : "fma(") + a[0] + ", " + a[1] + ", " + a[2] + ")");
     case ScalarOp::Sigmoid:  // 1 / (1 + exp(-x)) over the correctly rounded exp, as the interpreter
-      if (f32) return tmp(t, one + " / (" + one + " + stax_cr_exp(-" + a[0] + ", fail))");
-      break;
-    default:
-      if (auto fn = cuda_math_function(op); fn && f32)
+      return tmp(t, one + " / (" + one + " + stax_cr_exp(-" + a[0] + ", fail))");
+    default:  // the wrappers are overloaded on float and double
+      if (auto fn = cuda_math_function(op))
         return tmp(t, *fn + "(" + a[0] + (a.size() > 1 ? ", " + a[1] : std::string()) + ", fail)");
       break;
   }
-  throw CompileError("not supported by the GPU backend yet: " + std::string(op_name(op)) + (f32 ? "" : " on f64"));
+  throw CompileError("float op " + std::string(op_name(op)) + " has no code");
 }
 
 std::string Emitter::int_op(ScalarOp op, DType t, std::span<const std::string> a) {
@@ -399,6 +366,12 @@ std::string Emitter::elem(const Expr& e, const std::vector<std::string>& idx) {
   }
   if (const auto* x = std::get_if<IotaE>(&e->p)) return convert(idx[size_t(x->dim)], DType::I64, tag);
   if (const auto* x = std::get_if<FullE>(&e->p)) return tmp(tag, const_text(x->value, tag));
+  if (const auto* x = std::get_if<RandE>(&e->p)) {  // the interpreter's hash (semantics/rand_bits.h)
+    std::string args = "(" + std::to_string(x->key) + "ull, " + flat(idx, e->type.shape) + ")";
+    if (compute_type(tag) == DType::F64) return tmp(tag, "stax_rand_f64" + args);
+    if (compute_type(tag) != DType::F32) throw CompileError("rand of a non-float dtype");
+    return round_to_tag(tmp(tag, "stax_rand_f32" + args), tag);
+  }
   throw CompileError("expression not in GPU kernel form: " + print_expr(e));
 }
 
@@ -544,11 +517,9 @@ std::string block_kernel(const GpuKernel& k, Emitter& e, const RedE& r, const Bl
 
 }  // namespace
 
-std::optional<std::string> gpu_unsupported(const Program& p) {
-  for (const Binding& b : p.bindings)
-    if (auto why = expr_unsupported(b.expr)) return why;
-  return std::nullopt;
-}
+// Every op of the core language has device code now (binary64
+// transcendental ops and rand included, cuda_math.h).
+std::optional<std::string> gpu_unsupported(const Program&) { return std::nullopt; }
 
 GpuSource emit_cuda(const Program& p, const std::map<std::string, BlockShape>& blocks) {
   if (auto why = gpu_unsupported(p)) throw CompileError("not supported by the GPU backend yet: " + *why);

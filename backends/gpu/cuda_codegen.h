@@ -18,11 +18,12 @@
 // warp shuffles, __shared__ memory, barriers. Indirect loads wrap negatives and
 // check bounds; the first failure (⊥) is the least failing output position.
 //
-// Not yet: transcendental ops (their correctly rounded device routines do
-// not exist yet; libdevice's are not the reference) and rand. f16/bf16
+// Transcendental ops run mathlib's correctly rounded fast paths as device
+// code (binary32 and binary64, cuda_math.h; libdevice's are not the
+// reference), rand the interpreter's hash (semantics/rand_bits.h). f16/bf16
 // compute in f32 and round as the interpreter (the prelude's bit-level
 // conversions).
-// `gpu_unsupported` names the first such feature and the backend refuses.
+// `gpu_unsupported` would name a feature the backend refuses (none now).
 #pragma once
 
 #include <map>

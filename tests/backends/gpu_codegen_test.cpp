@@ -2,22 +2,26 @@
 // example and a few generated programs to PTX with the exactness flags, and
 // ptxas (where the toolkit has it) assembles that PTX for sm_90, so an
 // invalid kernel fails here without a GPU; the source never contracts
-// (no fma but the program's own fma op); transcendental ops are refused
-// and rand with a clear message; block-reduction kernels (warp shuffles,
-// __shared__ memory, barriers) and their mutants assemble. Each check has
-// its wrong case.
+// (no fma but the program's own fma op); binary64 transcendental ops
+// (mathlib's fast paths, Payne-Hanek's 128-bit products included) and rand
+// compile as device code, with the host's table layout; block-reduction
+// kernels (warp shuffles, __shared__ memory, barriers) and their mutants
+// assemble. Each check has its wrong case.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "backends/cpu/jit.h"
 #include "backends/gpu/block_reduce.h"
+#include "backends/gpu/cuda_math.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/nvrtc.h"
+#include "mathlib/f32_tables.h"
 #include "oracle/program_gen.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
@@ -144,25 +148,75 @@ TEST_CASE("the emitted source never contracts; the fma-contract mutant does") {
   CHECK(source_of(p).find("fmaf(") != std::string::npos);
 }
 
-TEST_CASE("binary64 transcendental ops and rand are refused with a clear message") {
-  for (const auto& [text, what] : std::vector<std::pair<std::string, std::string>>{
-           {"input x : f64[4]\nlet y : f64[4] = map(exp, x)\noutput y\n", "exp on f64"},
-           {"input x : f64[4]\nlet y : f64[4] = map(sigmoid, x)\noutput y\n", "sigmoid on f64"},
-           {"input x : f32[4]\nlet y : f32[4] = map(fn(a, b) => add(a, b), x, rand(f32, [4], 3))\noutput y\n", "rand"}}) {
-    Program p = parse(text);
-    REQUIRE(gpu::gpu_unsupported(p) == what);
-    try {
-      gpu::GpuProgram gp(p);
-      FAIL("compiled a program the slice cannot run exactly");
-    } catch (const backends::cpu::CompileError& e) {
-      CHECK(std::string(e.what()) == "not supported by the GPU backend yet: " + what);
-    }
+TEST_CASE("binary64 transcendental ops and rand compile as device code; ptxas assembles them") {
+  Program p = parse(
+      "input x : f64[8]\ninput y : f64[8]\ninput h : f16[8]\n"
+      "let a : f64[8] = map(fn(u) => add(add(exp(u), expm1(u)), add(log(u), log2(u))), x)\n"
+      "let b : f64[8] = map(fn(u) => add(add(log10(u), log1p(u)), add(tanh(u), erf(u))), x)\n"
+      "let c : f64[8] = map(fn(u, v) => add(add(sin(u), cos(u)), add(pow(u, v), sigmoid(u))), x, y)\n"
+      "let r : f64[8] = map(fn(u, q) => add(u, q), x, rand(f64, [8], 3))\n"
+      "let s : f32[8] = rand(f32, [8], 4)\nlet t : f16[8] = map(fn(u, q) => mul(u, q), h, rand(f16, [8], 5))\n"
+      "output a, b, c, r, s, t\n");
+  REQUIRE_FALSE(gpu::gpu_unsupported(p));  // nothing is refused now
+  std::string src = source_of(p);
+  // The kernels call mathlib's fast paths and the interpreter's hash, not
+  // libdevice's exp or a hash of their own.
+  CHECK(test::contains(src, "stax::math::f64::pow_fast(x, y, &r, stax_T.f64, F)"));
+  CHECK(test::contains(src, "stax_cr_sin(t"));
+  CHECK(test::contains(src, "stax_rand_f64(3ull, "));
+  CHECK(test::contains(src, "inline uint32_t rand_bits24(uint64_t key, int64_t flat)"));
+  if (!gpu::have_nvrtc()) {
+    WARN("NVRTC not found: the binary64 math is compiled by the emulator's tests only");
+    return;
   }
-  // The wrong case: supported programs are not refused (binary32 and half
-  // transcendental ops run mathlib's fast paths as device code).
-  CHECK_FALSE(gpu::gpu_unsupported(parse("input x : f32[4]\nlet y : f32[4] = map(sqrt, x)\noutput y\n")));
-  CHECK_FALSE(gpu::gpu_unsupported(parse("input x : f32[4]\nlet y : f32[4] = map(exp, x)\noutput y\n")));
-  CHECK_FALSE(gpu::gpu_unsupported(parse("input x : bf16[4]\nlet y : bf16[4] = map(erf, x)\noutput y\n")));
+  gpu::PtxResult r = gpu::compile_ptx(src);
+  INFO(r.log);
+  REQUIRE(r.ok);
+  std::string a = ptxas(r.ptx);
+  if (a == "no ptxas") WARN("no ptxas found: PTX is not assembled");
+  else CHECK(a == "");
+  // The module's table global has the host's layout: its size is the host's
+  // MathTables (binary32, binary64 tables and the fault settings).
+  CHECK(test::contains(r.ptx, "stax_T[" + std::to_string(gpu::cuda_math_tables_size()) + "]"));
+  // The wrong cases: the binary64 text needs the shim's std names (NVRTC
+  // has no standard library: without std::nearbyint the kernels do not
+  // compile), and the table size of the binary32 tables alone is not the
+  // module's.
+  std::string no_shim = src;
+  size_t at = no_shim.find("__device__ __forceinline__ double nearbyint(double x)");
+  REQUIRE(at != std::string::npos);
+  no_shim.insert(at, "// ");
+  gpu::PtxResult bad = gpu::compile_ptx(no_shim);
+  CHECK_FALSE(bad.ok);
+  CHECK(test::contains(bad.log, "nearbyint"));
+  CHECK_FALSE(test::contains(r.ptx, "stax_T[" + std::to_string(sizeof(math::f32::Tables)) + "]"));
+}
+
+TEST_CASE("the generated programs of the fuzz campaigns (rand, binary64 math) compile with NVRTC") {
+  if (!gpu::have_nvrtc()) return;
+  oracle::GenOptions opt;
+  opt.allow_rand = true;
+  // Kernel calls (not the prelude's definitions): "stax_rand_f32(5ull, t3)",
+  // "const double t5 = stax_cr_exp(t4, fail);".
+  auto math64 = [](const std::string& src) {
+    std::istringstream in(src);
+    for (std::string line; std::getline(in, line);)
+      if (test::contains(line, "const double t") && test::contains(line, "stax_cr_")) return true;
+    return false;
+  };
+  int with_rand = 0, with_math = 0;
+  for (uint64_t seed = 500; (with_rand < 3 || with_math < 3) && seed < 900; ++seed) {
+    Program p = oracle::generate_program(seed, opt);
+    std::string src = source_of(p);
+    bool r = test::contains(src, "ull, t"), m = math64(src);
+    if (!(r && with_rand < 3) && !(m && with_math < 3)) continue;
+    with_rand += r;
+    with_math += m;
+    INFO("seed " << seed);
+    CHECK(compiles(p) == "");
+  }
+  CHECK(with_rand >= 3);
+  CHECK(with_math >= 3);
 }
 
 TEST_CASE("stax check --backend gpu-emu compares T(P) on the emulator") {
@@ -187,10 +241,19 @@ TEST_CASE("stax run --backend gpu-emu and gpu, end to end") {
   std::string gelu = std::string(STAX_SOURCE_DIR) + "/examples/example_5_1_forward.stx";
   CHECK(test::run_stax(dir, "run " + gelu + " --random-inputs 3 --show 4 --backend gpu-emu").out ==
         test::run_stax(dir, "run " + gelu + " --random-inputs 3 --show 4").out);
-  std::ofstream(dir / "exp64.stx") << "input x : f64[4]\nlet y : f64[4] = map(exp, x)\noutput y\n";
-  test::Run refused = test::run_stax(dir, "run " + (dir / "exp64.stx").string() + " --random-inputs 3 --backend gpu-emu");
-  CHECK(refused.code == 2);
-  CHECK(test::contains(refused.err, "not supported by the GPU backend yet"));
+  // binary64 math and rand on the emulator: the interpreter's bits; the
+  // wrong case, another rand key, other bits.
+  auto exp64 = [](int key) {
+    return "input x : f64[4]\nlet y : f64[4] = map(fn(a, r) => add(exp(a), r), x, rand(f64, [4], " +
+           std::to_string(key) + "))\noutput y\n";
+  };
+  std::ofstream(dir / "exp64.stx") << exp64(3);
+  std::ofstream(dir / "exp64b.stx") << exp64(4);
+  std::string run64 = "run " + (dir / "exp64.stx").string() + " --random-inputs 3 --show 4";
+  test::Run e64 = test::run_stax(dir, run64 + " --backend gpu-emu");
+  CHECK(e64.code == 0);
+  CHECK(e64.out == test::run_stax(dir, run64).out);
+  CHECK(e64.out != test::run_stax(dir, "run " + (dir / "exp64b.stx").string() + " --random-inputs 3 --show 4").out);
   // Without a driver (this machine), a clear message and exit 2; with one, the interpreter's bits.
   test::Run dev = test::run_stax(dir, "run " + ex + " --random-inputs 3 --show 4 --backend gpu");
   if (dev.code == 2) CHECK(test::contains(dev.err, "no GPU driver"));

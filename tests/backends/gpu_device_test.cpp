@@ -1,11 +1,13 @@
 // The GPU backend on a real device (issue 18), hidden from the normal suite
 // (tag [.gpu]: there is no GPU in CI) and run by scripts/gpu_check.sh: every
-// supported example and STAX_GPU_PROGRAMS generated programs (default 1000,
-// no transcendental ops, no rand) with Target::Device against the
-// interpreter, bit for bit, ⊥ included, over the oracle's input kinds; the
-// codegen mutants must be caught on the device as well; block reductions
-// (Example 6.2 after gpu-reduce) and the shuffle-wrong-offset mutant too. A JSON summary goes
-// to STAX_GPU_REPORT when set.
+// example and STAX_GPU_PROGRAMS generated programs (default 1000, the
+// campaigns' generator: transcendental ops and rand included) with
+// Target::Device against the interpreter, bit for bit, ⊥ included, over the
+// oracle's input kinds; the codegen mutants must be caught on the device as
+// well; block reductions (Example 6.2 after gpu-reduce) and the
+// shuffle-wrong-offset mutant; every binary64 function on its hard cases, a
+// declining lane recomputed, and rand on every float dtype. A JSON summary
+// goes to STAX_GPU_REPORT when set.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -68,7 +70,7 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
   }
   const char* env = std::getenv("STAX_GPU_PROGRAMS");
   int want = env ? std::atoi(env) : 1000;
-  oracle::GenOptions opt;  // f16/bf16 included
+  oracle::GenOptions opt = oracle::with_rand();  // f16/bf16 and rand included
   for (uint64_t seed = 1; programs < want && seed < uint64_t(want) * 8; ++seed) {
     Program p = oracle::generate_program(seed, opt);
     if (gpu::gpu_unsupported(p)) {
@@ -130,5 +132,40 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
       << ",\n  \"mutants\": " << std::size(mutant_programs) << ",\n  \"seconds\": " << secs << ",\n  \"failures\": [";
     for (size_t i = 0; i < failures.size(); ++i) j << (i ? ", " : "") << "\"" << json_escape(failures[i]) << "\"";
     j << "]\n}\n";
+  }
+}
+
+TEST_CASE("binary64 math and rand on the device: mathlib's fast paths and the interpreter's hash", "[.gpu]") {
+  // The emulator's hard cases (thresholds, subnormal results, Payne-Hanek
+  // arguments up to 1.5e308), every function and sigmoid over the oracle's
+  // input kinds, and rand on every float dtype.
+  std::vector<double> xs = {0.0, -0.0, 1e-300, 4.9e-324, 0x1p-1022, 0x1p-54, -0x1p-54, 1.0, 0x1.0000000000001p0,
+                            0x1.6a09e667f3bcdp0, 2.5, -3.75, 20.5, 5.99, 1e-320, 709.78, -708.4, -745.1,
+                            0x1p20, 1e22, -1e300, 6381956970095103.0 * 0x1p797, 1.5e308, 355.0, 709.78275};
+  int n = int(xs.size());
+  std::string N = std::to_string(n);
+  Program p = test::parse_ok(
+      "input x : f64[" + N + "]\n"
+      "let a : f64[" + N + "] = map(fn(u) => add(add(exp(u), expm1(u)), add(log(u), log2(u))), x)\n"
+      "let b : f64[" + N + "] = map(fn(u) => add(add(log10(u), log1p(u)), add(tanh(u), erf(u))), x)\n"
+      "let c : f64[" + N + "] = map(fn(u) => add(add(sin(u), cos(u)), add(pow(u, 0.75), sigmoid(u))), x)\n"
+      "output a, b, c\n",
+      "<gpu-device-test>");
+  Inputs in{{"x", test::tensor(DType::F64, {n}, xs)}};
+  gpu::GpuOptions opt;
+  opt.target = gpu::Target::Device;
+  gpu::GpuProgram gp(p, opt);
+  CHECK(oracle::outcome_difference(p, eval_ieee(p, in), gp.run(in)) == std::nullopt);
+  CHECK(gp.slow_lanes() >= 1);  // exp(709.78275) declines: recomputed on the host
+  CHECK(device_difference(p, 3) == "");
+  for (const char* t : {"f64", "f32", "f16", "bf16"}) {
+    std::string T = t;
+    Program r = test::parse_ok("input x : " + T + "[6, 50]\n"
+                               "let a : " + T + "[6, 50] = map(fn(u, q) => add(u, q), x, rand(" + T + ", [6, 50], 7))\n"
+                               "let c : " + T + "[6] = red(sum, 0.0, [50], rand(" + T + ", [6, 50], 3))\n"
+                               "output a, c\n",
+                               "<gpu-device-test>");
+    INFO(T);
+    CHECK(device_difference(r, 9) == "");
   }
 }

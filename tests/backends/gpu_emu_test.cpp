@@ -1,11 +1,12 @@
 // The GPU backend's CUDA C on the host emulator against the interpreter, bit
-// for bit (issue 18): every example this slice supports, generated programs
-// (binary32 transcendental ops included), every math function on f32, f16
-// and bf16, a lane recomputed after its rounding test failed, special
-// values, integer wrap and ⊥, the
-// grid-stride loop; and codegen mutants (fmaxf for maximum, a*b+c
-// contracted to fma, 32-bit index arithmetic, negative indices unwrapped)
-// caught — the deliberately wrong cases.
+// for bit (issue 18): every example, generated programs (transcendental ops
+// on every float dtype and rand included), every math function on f64, f32,
+// f16 and bf16, rand on every float dtype, lanes recomputed after their
+// rounding test failed (binary32 and binary64), special values, integer
+// wrap and ⊥, the grid-stride loop; and the deliberately wrong cases: codegen
+// mutants (fmaxf for maximum, a*b+c contracted to fma, 32-bit index
+// arithmetic, negative indices unwrapped), a slow lane kept without its
+// recompute, a perturbed device hash.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -13,10 +14,14 @@
 #include <memory>
 #include <string>
 
+#include "backends/gpu/emulator.h"
+#include "backends/gpu/cuda_math.h"
 #include "backends/gpu/gpu_backend.h"
 #include "oracle/fuzz.h"
 #include "oracle/input_gen.h"
+#include "mathlib/f64_impl.h"
 #include "oracle/program_gen.h"
+#include "semantics/ieee_scalar.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"
@@ -33,6 +38,34 @@ std::string difference(const Program& p, uint64_t seed, const gpu::GpuOptions& o
 }
 
 Program parse(const std::string& s) { return test::parse_ok(s, "<gpu-emu-test>"); }
+
+/// What a generated program contains: rand leaves, binary64 transcendental
+/// ops (sigmoid included).
+struct Features {
+  bool rand = false, math64 = false;
+};
+void features(const Expr& e, Features& f) {
+  if (std::holds_alternative<RandE>(e->p)) f.rand = true;
+  if (const auto* x = std::get_if<MapE>(&e->p)) {
+    for (const Instr& in : x->fn.code)
+      if (in.kind == Instr::Kind::Op && (ieee::cr_fn(in.op) || in.op == ScalarOp::Sigmoid) &&
+          compute_type(in.type) == DType::F64)
+        f.math64 = true;
+    for (const Expr& a : x->args) features(a, f);
+  } else if (const auto* v = std::get_if<ViewE>(&e->p)) {
+    features(v->src, f);
+  } else if (const auto* r = std::get_if<RedE>(&e->p)) {
+    features(r->src, f);
+  } else if (const auto* l = std::get_if<LetE>(&e->p)) {
+    features(l->value, f);
+    features(l->body, f);
+  }
+}
+Features features(const Program& p) {
+  Features f;
+  for (const Binding& b : p.bindings) features(b.expr, f);
+  return f;
+}
 
 }  // namespace
 
@@ -51,12 +84,30 @@ TEST_CASE("generated programs (f16/bf16 and binary32 transcendental ops included
   int n = 0;
   for (uint64_t seed = 1; n < 50 && seed < 400; ++seed) {
     Program p = oracle::generate_program(seed, opt);
-    if (gpu::gpu_unsupported(p)) continue;
+    REQUIRE_FALSE(gpu::gpu_unsupported(p));  // nothing is refused
     INFO("seed " << seed);
     CHECK(difference(p, seed) == "");
     ++n;
   }
   CHECK(n == 50);
+}
+
+TEST_CASE("generated programs with rand and binary64 transcendental ops run bit-identically on the GPU emulator") {
+  // The fuzz campaigns' generator (rand leaves on); only the programs that
+  // have rand or a binary64 transcendental op, until 8 of each were run.
+  oracle::GenOptions opt = oracle::with_rand();
+  int with_rand = 0, with_math64 = 0;
+  for (uint64_t seed = 1000; (with_rand < 8 || with_math64 < 8) && seed < 3000; ++seed) {
+    Program p = oracle::generate_program(seed, opt);
+    Features f = features(p);
+    if (!(f.rand && with_rand < 8) && !(f.math64 && with_math64 < 8)) continue;
+    with_rand += f.rand;
+    with_math64 += f.math64;
+    INFO("seed " << seed);
+    CHECK(difference(p, seed) == "");
+  }
+  CHECK(with_rand >= 8);
+  CHECK(with_math64 >= 8);
 }
 
 TEST_CASE("special values, f16/bf16, integer wrap and a grid-stride loop on the GPU emulator") {
@@ -81,9 +132,10 @@ TEST_CASE("special values, f16/bf16, integer wrap and a grid-stride loop on the 
 }
 
 TEST_CASE("transcendental ops on the GPU emulator: mathlib's fast paths as kernel code, the interpreter's bits") {
-  // Every function and sigmoid on f32, f16 and bf16, on random and special
-  // inputs (the oracle's kinds: ±0, ±inf, NaN, subnormals, huge values).
-  for (const char* t : {"f32", "f16", "bf16"}) {
+  // Every function and sigmoid on f64, f32, f16 and bf16, on random and
+  // special inputs (the oracle's kinds: ±0, ±inf, NaN, subnormals, huge
+  // values; binary64 huge sin/cos arguments take Payne-Hanek on the device).
+  for (const char* t : {"f64", "f32", "f16", "bf16"}) {
     std::string T = t;
     Program p = parse("input x : " + T + "[300]\ninput y : " + T + "[300]\n"
                       "let a : " + T + "[300] = map(fn(u) => add(add(exp(u), expm1(u)), add(log(u), log2(u))), x)\n"
@@ -119,6 +171,111 @@ TEST_CASE("a math lane that fails its rounding test is recomputed on the host") 
   Inputs easy{{"x", test::f32({4}, {2.0f, 3.0f, 0.5f, 4.0f})}, {"y", test::f32({4}, {0.5f, 3, 2, 1.5f})}};
   CHECK(oracle::outcome_difference(p, eval_ieee(p, easy), gp.run(easy)) == std::nullopt);
   CHECK(gp.recomputed_bindings() == 0);
+}
+
+TEST_CASE("binary64 math on the GPU emulator: hard cases bit for bit, every branch of the fast paths") {
+  // Inputs next to the fast paths' branch points and the reductions' hard
+  // cases: exp's thresholds and the subnormal band, log next to 1 and √2,
+  // pow near overflow and underflow, Payne-Hanek for sin/cos (2^20 .. 1e300,
+  // 6381956970095103 * 2^797 the closest double to a multiple of pi/2), erf
+  // at the tiny and large ends, tanh's cut-offs.
+  std::vector<double> xs = {0.0, -0.0, 1e-300, 4.9e-324, -4.9e-324, 0x1p-1022, 0x1p-54, -0x1p-54, 0x1.8p-53,
+                            -0x1.8p-54, 1.0, -1.0, 0x1.0000000000001p0, 0x1.fffffffffffffp-1, 0x1.6a09e667f3bcdp0,
+                            0.5, 2.5, -3.75, 20.5, -20.5, 5.99, 6.0, 1e-320, 709.78, -708.4, -745.1, 746.0, -800.0,
+                            0x1p20, -0x1p20, 1e6, 1e22, -1e300, 6381956970095103.0 * 0x1p797, 1.5e308, 3.14159,
+                            1.5707963267948966, 355.0, 103993.0};
+  int n = int(xs.size());
+  std::vector<double> ys;
+  for (int i = 0; i < n; ++i) ys.push_back(i % 4 == 0 ? 0.5 : i % 4 == 1 ? -3.0 : i % 4 == 2 ? 2.0 : 1e3);
+  std::string N = std::to_string(n);
+  Program p = parse("input x : f64[" + N + "]\ninput y : f64[" + N + "]\n"
+                    "let a : f64[" + N + "] = map(fn(u) => add(add(exp(u), expm1(u)), add(log(u), log2(u))), x)\n"
+                    "let b : f64[" + N + "] = map(fn(u) => add(add(log10(u), log1p(u)), add(tanh(u), erf(u))), x)\n"
+                    "let s : f64[" + N + "] = map(sin, x)\nlet c : f64[" + N + "] = map(cos, x)\n"
+                    "let e : f64[" + N + "] = map(fn(u) => add(exp(u), sigmoid(u)), x)\n"
+                    "let w : f64[" + N + "] = map(fn(u, v) => pow(u, v), x, y)\n"
+                    "let z : f64[" + N + "] = map(fn(u, v) => pow(v, u), x, y)\n"
+                    "output a, b, s, c, e, w, z\n");
+  Inputs in{{"x", test::tensor(DType::F64, {n}, xs)}, {"y", test::tensor(DType::F64, {n}, ys)}};
+  IeeeOutcome ref = eval_ieee(p, in);
+  gpu::GpuProgram gp(p);
+  CHECK(oracle::outcome_difference(p, ref, gp.run(in)) == std::nullopt);
+  // The wrong case: the device's fast paths with an error injected beyond
+  // their bound and the bound set to zero (mathlib's fault hook, copied into
+  // the module when it is built) answer wrong bits with confidence.
+  math::f64::g_fault.inject_rel = -0x1p-48;
+  math::f64::g_fault.bound_scale = 0;
+  gpu::GpuProgram wrong(p);
+  math::f64::g_fault = {};
+  CHECK(oracle::outcome_difference(p, ref, wrong.run(in)) != std::nullopt);
+  CHECK(wrong.slow_lanes() == 0);
+  CHECK(oracle::outcome_difference(p, ref, gp.run(in)) == std::nullopt);  // the hook is the module's own
+}
+
+TEST_CASE("a binary64 math lane that falls back is recomputed on the host") {
+  // exp in (709.7827, 709.7828], next to overflow, and pow whose y log x
+  // falls there: the fast paths decline (mathlib's slow path by design).
+  Program p = parse("input x : f64[4]\ninput y : f64[4]\n"
+                    "let z : f64[4] = map(fn(a, b) => add(exp(a), pow(b, 1.0)), x, y)\noutput z\n");
+  Inputs in{{"x", test::tensor(DType::F64, {4}, std::vector<double>{709.78275, 1.0, 709.78271, -2.0})},
+            {"y", test::tensor(DType::F64, {4}, std::vector<double>{2.0, 3.0, 0.5, 4.0})}};
+  IeeeOutcome ref = eval_ieee(p, in);
+  gpu::GpuProgram gp(p);
+  CHECK(oracle::outcome_difference(p, ref, gp.run(in)) == std::nullopt);
+  CHECK(gp.slow_lanes() == 2);
+  CHECK(gp.recomputed_bindings() == 1);
+  // The wrong case: without the recompute the lanes keep no value (NaN).
+  gpu::GpuOptions keep;
+  keep.recompute_slow = false;
+  gpu::GpuProgram gk(p, keep);
+  CHECK(oracle::outcome_difference(p, ref, gk.run(in)) != std::nullopt);
+  CHECK(gk.slow_lanes() == 2);
+  // Without such lanes nothing is recomputed.
+  Inputs easy{{"x", test::tensor(DType::F64, {4}, std::vector<double>{1, 2, 3, 4})}, {"y", in.at("y")}};
+  CHECK(oracle::outcome_difference(p, eval_ieee(p, easy), gp.run(easy)) == std::nullopt);
+  CHECK(gp.recomputed_bindings() == 0);
+}
+
+TEST_CASE("rand on the GPU emulator: the interpreter's hash on every float dtype") {
+  for (const char* t : {"f64", "f32", "f16", "bf16"}) {
+    std::string T = t;
+    // rand in a map, under a view (its own flat index, not the output's),
+    // and folded by a reduction; two keys.
+    Program p = parse("input x : " + T + "[6, 50]\n"
+                      "let a : " + T + "[6, 50] = map(fn(u, r) => add(u, r), x, rand(" + T + ", [6, 50], 7))\n"
+                      "let b : " + T + "[50, 6] = view(rand(" + T + ", [6, 50], 12345678901), [50, 6], (i, j) -> (j, i))\n"
+                      "let c : " + T + "[6] = red(sum, 0.0, [50], rand(" + T + ", [6, 50], 3))\n"
+                      "output a, b, c\n");
+    INFO(T);
+    CHECK(difference(p, 9) == "");
+  }
+}
+
+TEST_CASE("a perturbed device hash is caught") {
+  // The module built from the emitted source directly, then from the same
+  // source with one multiplier of the hash changed: the first gives the
+  // interpreter's bits, the second does not (the deliberately wrong case).
+  Program p = parse("input x : f32[64]\nlet y : f32[64] = map(fn(u, r) => add(u, r), x, rand(f32, [64], 5))\noutput y\n");
+  gpu::GpuSource src = gpu::emit_cuda(p);  // one kernel as written (normalize would bind the rand on its own)
+  REQUIRE(src.kernels.size() == 1);
+  Inputs in{{"x", test::f32({64}, std::vector<float>(64, 0.0f))}};
+  const Tensor ref = *eval_ieee(p, in).outputs.at("y");
+  auto run = [&](const std::string& text) {
+    gpu::EmuModule mod(text);
+    std::memcpy(mod.tables(), gpu::cuda_math_tables(), gpu::cuda_math_tables_size());
+    Tensor out = Tensor::uninitialized(DType::F32, {64});
+    std::vector<void*> bufs{out.data.data(), const_cast<uint8_t*>(in.at("x").data.data())};
+    gpu::StaxFail fail{-1, INT64_MAX, 0, 0};
+    mod.launcher(src.kernels[0].name)(bufs.data(), 0, 64, &fail, 0, 2, 32);
+    CHECK(fail.pos == INT64_MAX);
+    return out.data == ref.data;
+  };
+  CHECK(run(src.text));
+  std::string bad = src.text;
+  size_t at = bad.find("0xbf58476d1ce4e5b9ULL");
+  REQUIRE(at != std::string::npos);
+  bad.replace(at, 21, "0xbf58476d1ce4e5bbULL");
+  CHECK_FALSE(run(bad));
 }
 
 TEST_CASE("⊥ on the GPU emulator: the interpreter's binding, index and reason") {

@@ -9,6 +9,7 @@
 #include "oracle/checker.h"
 #include "oracle/program_gen.h"
 #include "semantics/mutants.h"
+#include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "transforms/passes.h"
 
@@ -76,6 +77,18 @@ TEST_CASE("normalize: no mismatch on generated programs, and it reaches normal f
     }
   }
 }
+TEST_CASE("normalize binds a rand operand once (it was a chain of 64 copies)") {
+  sem::Program p = std::get<sem::Program>(
+      sem::parse_program("input x : f32[4]\nlet y : f32[4] = map(fn(a, b) => add(a, b), x, rand(f32, [4], 7))\noutput y\n"));
+  xform::Context ctx;
+  xform::Result r = xform::normalize(p, {}, ctx);
+  INFO(sem::print_program(r.program));
+  CHECK(r.program.bindings.size() == 2);  // the rand, then the map
+  CHECK(xform::is_kernel_normal_form(r.program.bindings[0].expr));
+  // The wrong case: a map over a rand operand is not itself normal form.
+  CHECK_FALSE(xform::is_kernel_normal_form(p.bindings[0].expr));
+}
+
 TEST_CASE("a pipeline of all exact transforms: no mismatch") {
   run_property("inline,cse,compose-views,fuse-maps,realize,cse,dce,normalize,merge-loops", 500, 3);
 }

@@ -1,25 +1,26 @@
+#pragma once
 // binary64 fast paths of exp, expm1, log, log2, log10, log1p and pow, in
 // double-double arithmetic (mathlib/dd.h), with the error bound of each
 // derived below; u = 2^-53, so u^2 = 2^-106. The bounds of dd.h's operations
-// are relative to the exact result of each operation.
+// are relative to the exact result of each operation. Inline, tables and
+// fault settings passed in: the host library and the GPU backend's device
+// code compile this same text (f64_kernels.h).
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
-#include "mathlib/f64_impl.h"
+#include "mathlib/f64_kernels.h"
 
 namespace stax::math::f64 {
 
-using dd::DD;
-
-// u 2^m correctly rounded from s (see exp_fast and round_subnormal).
-bool round_scaled(const Scaled& s, bool normal, double rel, double* out) {
-  if (!normal) return round_subnormal(s.y, s.m, rel, out);
-  double u;
-  if (!round_test(s.y, rel, &u)) return false;
-  *out = scale(u, s.m);
-  return true;
-}
+// exp(x.hi + x.lo) = 2^m * y, |x.hi| <= 746, |x.lo| <= 2^-43: relative
+// error of y at most 2^-100 (derivation at exp_core).
+inline constexpr double kExpCoreErr = 0x1p-100;
+// log(x.hi + x.lo) for x.hi positive and normal, |x.lo| <= ulp(x.hi)/2;
+// relative error at most 2^-96 (with exact 0 at x == 1).
+inline constexpr double kLogCoreErr = 0x1p-96;
+// expm1(x) for 2^-54 <= |x| <= 709.7827: relative error at most 2^-94.
+inline constexpr double kExpm1Err = 0x1p-94;
 
 // exp_core. x = k ln2/64 + r, k = round(x.hi * 64/ln2), j = k mod 64,
 // m = floor(k/64): exp(x) = 2^m * 2^(j/64) * exp(r).
@@ -37,14 +38,13 @@ bool round_scaled(const Scaled& s, bool normal, double rel, double* out) {
 //    coefficients: 1.01u^2. Together <= 2^-102.3.
 //  - The product by 2^(j/64) (table within u^2): 9u^2 = 2^-102.8.
 // Total relative error <= 2^-110.6 + 2^-102.3 + 2^-102.8 < 2^-101.5.
-Scaled exp_core(DD x) {
-  const Tables& T = tables();
+inline Scaled exp_core(dd::DD x, const Tables& T) {
   const double kd = std::nearbyint(x.hi * T.inv_l64);
   const int k = int(kd);
-  DD r = dd::two_sum(x.hi - kd * T.l64[0], -kd * T.l64[1]);
-  r = dd::add(r, DD{-kd * T.l64[2], 0});
-  r = dd::add(r, DD{x.lo, 0});
-  DD p = T.inv_fact[10];
+  dd::DD r = dd::two_sum(x.hi - kd * T.l64[0], -kd * T.l64[1]);
+  r = dd::add(r, dd::DD{-kd * T.l64[2], 0});
+  r = dd::add(r, dd::DD{x.lo, 0});
+  dd::DD p = T.inv_fact[10];
   for (int i = 9; i >= 0; --i) p = dd::add(dd::mul(p, r), T.inv_fact[i]);
   return {dd::mul(T.exp2_j[k & 63], p), k >> 6};
 }
@@ -62,14 +62,14 @@ Scaled exp_core(DD x) {
 // (x = -2^-54 gives 1 - 2^-54 + 2^-109 - ...): the result is 1. For
 // -2^-53 <= x < -2^-54 (so x <= -2^-54 - 2^-106), it lies in
 // (1 - 2^-53 - 2^-54, 1 - 2^-54 - 2^-106 + 2^-107): 1 - 2^-53.
-bool exp_fast(double x, double* out) {
+inline bool exp_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (std::isnan(x)) return *out = x + x, true;
   if (x >= -0x1p-54 && x < 0x1p-53) return *out = 1.0, true;
   if (x >= -0x1p-53 && x < -0x1p-54) return *out = 0x1.fffffffffffffp-1, true;
   if (x > 709.7828) return *out = HUGE_VAL, true;
   if (x < -745.2) return *out = 0.0, true;
   if (!(x <= 709.7827)) return false;
-  return round_scaled(exp_core({x, 0}), x >= -708.3, kExpCoreErr, out);
+  return round_scaled(exp_core({x, 0}, T), x >= -708.3, kExpCoreErr, out, F);
 }
 
 // expm1_dd.
@@ -82,15 +82,14 @@ bool exp_fast(double x, double* out) {
 //    k = round(64x/ln2) may reach 65536): exp_core's 2^-101.5 relative error
 //    on e^x is magnified by e^x/|e^x - 1| <= 1/(1 - e^(-1/32)) < 32.5, plus
 //    the add's 3u^2: < 2^-96.4.
-DD expm1_dd(double x) {
-  const Tables& T = tables();
+inline dd::DD expm1_dd(double x, const Tables& T) {
   if (std::fabs(x) < 0x1p-5) {
-    DD q = T.inv_fact[14];
+    dd::DD q = T.inv_fact[14];
     for (int i = 13; i >= 1; --i) q = dd::add(dd::mul_d(q, x), T.inv_fact[i]);
     return dd::mul_d(q, x);
   }
-  const Scaled s = exp_core({x, 0});
-  return dd::add(DD{scale(s.y.hi, s.m), scale(s.y.lo, s.m)}, DD{-1.0, 0});
+  const Scaled s = exp_core({x, 0}, T);
+  return dd::add(dd::DD{scale(s.y.hi, s.m), scale(s.y.lo, s.m)}, dd::DD{-1.0, 0});
 }
 
 // expm1. x < -40: e^x < 2^-57 is below half the spacing (2^-53) of the
@@ -98,13 +97,13 @@ DD expm1_dd(double x) {
 // x^2/2 + ..., and x^2/2 < 2^-55 |x| is below half an ulp on either side of
 // x (also when x is a power of two and the value moves towards zero, since
 // 2^(2e-1) < 2^(e-54) for e < -53), so the result is x.
-bool expm1_fast(double x, double* out) {
+inline bool expm1_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (std::isnan(x)) return *out = x + x, true;
   if (x > 709.7828) return *out = HUGE_VAL, true;
   if (x < -40) return *out = -1.0, true;
   if (std::fabs(x) < 0x1p-54) return *out = x, true;
   if (x > 709.7827) return false;
-  return round_test(expm1_dd(x), kExpm1Err, out);
+  return round_test(expm1_dd(x, T), kExpm1Err, out, F);
 }
 
 // log_core. x = 2^e m, m in [sqrt(1/2), sqrt(2)); idx = round(128 m),
@@ -121,45 +120,40 @@ bool expm1_fast(double x, double* out) {
 //  the absolute error <= u^2 (0.3411 + 23.4 * 0.00537 + 3 * 0.3411 + 3|res|)
 //  is < 385u^2 relative. e != 0: |log x| >= |e| ln2 / 2, absolute error <=
 //  u^2 (5 + 1 + 0.4 + 3.06 + 3)|res|. So the relative error is < 2^-97.4.
-DD log_core(DD x) {
-  const Tables& T = tables();
+inline dd::DD log_core(dd::DD x, const Tables& T) {
   int e = 0;
   if (x.hi < 0x1p-1022) {  // subnormal input (log only; exact scaling)
     x.hi *= 0x1p54;
     e = -54;
   }
-  uint64_t bits;
-  std::memcpy(&bits, &x.hi, sizeof bits);
+  uint64_t bits = std::bit_cast<uint64_t>(x.hi);
   e += int(bits >> 52) - 1023;
   bits = (bits & ((uint64_t(1) << 52) - 1)) | (uint64_t(1023) << 52);
-  double m;
-  std::memcpy(&m, &bits, sizeof m);
+  double m = std::bit_cast<double>(bits);
   if (m > 0x1.6a09e667f3bcdp+0) {
     m *= 0.5;
     ++e;
   }
   const int idx = int(m * 128.0 + 0.5);
   const double c = T.log_c[idx];
-  const DD p = dd::two_prod(m, c);
-  DD r = dd::two_sum(p.hi - 1.0, p.lo);
+  const dd::DD p = dd::two_prod(m, c);
+  dd::DD r = dd::two_sum(p.hi - 1.0, p.lo);
   if (x.lo != 0) r = dd::add(r, dd::two_prod(std::ldexp(x.lo, -e), c));
-  DD q = T.log1p_coef[13];
+  dd::DD q = T.log1p_coef[13];
   for (int i = 12; i >= 0; --i) q = dd::add(dd::mul(q, r), T.log1p_coef[i]);
-  const DD l = dd::mul(q, r);
-  const DD a = dd::mul_d(T.ln2, double(e));
+  const dd::DD l = dd::mul(q, r);
+  const dd::DD a = dd::mul_d(T.ln2, double(e));
   return dd::add(dd::add(a, T.log_negc[idx]), l);
 }
-
-namespace {
 
 // The bound to claim for log_core({s, t}): in the central bucket (e = 0,
 // idx = 128, i.e. s in [127.5/128, 128.5/128)) the result is L alone, within
 // 23.4u^2 < 2^-101.5, and 2^-100 leaves room for log2/log10's 9u^2; the
 // tighter claim lets more inputs next to 1 pass the rounding test.
-double log_bound(double s) { return s >= 0x1.fep-1 && s < 0x1.01p0 ? 0x1p-100 : kLogCoreErr; }
+inline double log_bound(double s) { return s >= 0x1.fep-1 && s < 0x1.01p0 ? 0x1p-100 : kLogCoreErr; }
 
 // Specials shared by log, log2, log10 (C23 F.10.3): log(1) = +0 exactly.
-bool log_special(double x, double* out) {
+inline bool log_special(double x, double* out) {
   if (std::isnan(x)) return *out = x + x, true;
   if (x < 0) return *out = invalid_nan(), true;
   if (x == 0) return *out = -HUGE_VAL, true;
@@ -168,11 +162,9 @@ bool log_special(double x, double* out) {
   return false;
 }
 
-}  // namespace
-
-bool log_fast(double x, double* out) {
+inline bool log_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (log_special(x, out)) return true;
-  return round_test(log_core({x, 0}), log_bound(x), out);
+  return round_test(log_core({x, 0}, T), log_bound(x), out, F);
 }
 
 // log2, log10: log_core times 1/ln2 or 1/ln10 (mul 8u^2, constant u^2):
@@ -180,39 +172,37 @@ bool log_fast(double x, double* out) {
 // 32.4u^2 < 2^-101). Exact results (log2 of a
 // power of two, log10 of 10^k) are doubles far from any rounding boundary,
 // so the test passes on them.
-bool log2_fast(double x, double* out) {
+inline bool log2_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (log_special(x, out)) return true;
-  return round_test(dd::mul(log_core({x, 0}), tables().inv_ln2), log_bound(x), out);
+  return round_test(dd::mul(log_core({x, 0}, T), T.inv_ln2), log_bound(x), out, F);
 }
 
-bool log10_fast(double x, double* out) {
+inline bool log10_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (log_special(x, out)) return true;
-  return round_test(dd::mul(log_core({x, 0}), tables().inv_ln10), log_bound(x), out);
+  return round_test(dd::mul(log_core({x, 0}, T), T.inv_ln10), log_bound(x), out, F);
 }
 
 // log1p: log_core of the exact sum 1 + x = s + t (two_sum). |x| < 2^-54:
 // log1p(x) = x - x^2/2 + ..., within half an ulp of x on either side (as for
 // expm1), so the result is x.
-bool log1p_fast(double x, double* out) {
+inline bool log1p_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (std::isnan(x)) return *out = x + x, true;
   if (x < -1) return *out = invalid_nan(), true;
   if (x == -1) return *out = -HUGE_VAL, true;
   if (std::isinf(x)) return *out = x, true;
   if (std::fabs(x) < 0x1p-54) return *out = x, true;
-  const DD s = dd::two_sum(1.0, x);
-  return round_test(log_core(s), log_bound(s.hi), out);
+  const dd::DD s = dd::two_sum(1.0, x);
+  return round_test(log_core(s, T), log_bound(s.hi), out, F);
 }
 
-namespace {
-
-bool is_odd_integer(double y) {
+inline bool is_odd_integer(double y) {
   return std::fabs(y) < 0x1p53 && y == std::trunc(y) && (int64_t(y) & 1) != 0;
 }
 
 // C23 F.10.4.4, as MPFR implements it. Returns false for the regular case:
 // x finite, nonzero and != ±1, y finite and nonzero, and x > 0 or y an
 // integer.
-bool pow_special(double x, double y, double* out) {
+inline bool pow_special(double x, double y, double* out) {
   if (y == 0 || x == 1) return *out = 1.0, true;
   if (std::isnan(x) || std::isnan(y)) return *out = x + y, true;
   const bool y_odd = is_odd_integer(y);
@@ -235,8 +225,6 @@ bool pow_special(double x, double y, double* out) {
   return false;
 }
 
-}  // namespace
-
 // pow(x, y) = ±exp(y log|x|). z = y * log_core(|x|): relative error
 // <= 2^-97.4 + 1.5u^2 < 2^-97.3, so |z - y log|x|| <= 746 * 2^-97.3 <
 // 2^-87.7 whenever |z| <= 746; exp turns that absolute error into a relative
@@ -246,13 +234,13 @@ bool pow_special(double x, double y, double* out) {
 // subnormal results as in exp; the band next to overflow goes to the slow
 // path. |y| > 2^900 with |x| != 1: |log|x|| >= 2^-54, so |z| > 2^846 (and
 // y's split would overflow).
-bool pow_fast(double x, double y, double* out) {
+inline bool pow_fast(double x, double y, double* out, const Tables& T, const Fault& F) {
   if (pow_special(x, y, out)) return true;
   const bool negate = x < 0 && is_odd_integer(y);
   const double sign = negate ? -1.0 : 1.0;
-  const DD l = log_core({std::fabs(x), 0});
+  const dd::DD l = log_core({std::fabs(x), 0}, T);
   double zhi;
-  DD z;
+  dd::DD z{};
   if (std::fabs(y) > 0x1p900) {
     zhi = (l.hi > 0) == (y > 0) ? HUGE_VAL : -HUGE_VAL;
   } else {
@@ -263,20 +251,9 @@ bool pow_fast(double x, double y, double* out) {
   if (zhi < -746) return *out = sign * 0.0, true;
   if (!(zhi <= 709.7827)) return false;
   double r;
-  if (!round_scaled(exp_core(z), zhi >= -708.3, 0x1p-86, &r)) return false;
+  if (!round_scaled(exp_core(z, T), zhi >= -708.3, 0x1p-86, &r, F)) return false;
   *out = sign * r;
   return true;
-}
-
-void perturb_exp_coefficient(int ulps, bool hi_part) {
-  static const DD original = tables().inv_fact[3];
-  DD& c = mutable_tables().inv_fact[3];
-  c = original;
-  double& part = hi_part ? c.hi : c.lo;
-  uint64_t bits;
-  std::memcpy(&bits, &part, sizeof bits);
-  bits += uint64_t(int64_t(ulps));  // same sign and binade: |ulps| is small
-  std::memcpy(&part, &bits, sizeof bits);
 }
 
 }  // namespace stax::math::f64

@@ -1,16 +1,17 @@
+#pragma once
 // binary64 fast paths of sin, cos, tanh and erf in double-double arithmetic
 // (mathlib/dd.h), with the error bound of each derived below; u = 2^-53.
+// Inline, tables and fault settings passed in: the host library and the GPU
+// backend's device code compile this same text (f64_kernels.h).
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
-#include "mathlib/f64_impl.h"
+#include "mathlib/f64_exp_log.h"
 
 namespace stax::math::f64 {
 
 using dd::DD;
-
-namespace {
 
 // Cody-Waite reduction for |x| < 2^20: x = k pi/2 + r, q = k mod 4.
 // k*pio2[0], k*pio2[1] are exact (33-bit pieces, |k| < 2^20); x - k*pio2[0]
@@ -23,8 +24,7 @@ namespace {
 // |r| < 2^-60 (not reached by any double, whose worst case is about 2^-61 at
 // 6381956970095103 * 2^797; kept as a guard), the reduction is refused; so
 // r's relative error is <= 9u^2 + 2^-142.
-bool reduce(double x, DD* r, int* q) {
-  const Tables& T = tables();
+inline bool reduce(double x, DD* r, int* q, const Tables& T) {
   const double kd = std::nearbyint(x * T.two_over_pi);
   *q = int(int64_t(kd) & 3);
   if (kd == 0) {
@@ -53,10 +53,8 @@ bool reduce(double x, DD* r, int* q) {
 // the rest truncated, < 2^-116); f < 2^-64 is refused (as in reduce; no
 // double comes that close, see there). r = f * pi/2 (mul 8u^2, constant
 // u^2): relative error < 11.1u^2 + 2^-136.
-bool reduce_large(double x, DD* r, int* q) {
-  const Tables& T = tables();
-  uint64_t xb;
-  std::memcpy(&xb, &x, sizeof xb);
+inline bool reduce_large(double x, DD* r, int* q, const Tables& T) {
+  const uint64_t xb = std::bit_cast<uint64_t>(x);
   const int biased = int((xb >> 52) & 0x7ff);
   const uint64_t m = (xb & ((uint64_t(1) << 52) - 1)) | (uint64_t(1) << 52);
   const int e = biased - 1075;
@@ -123,8 +121,7 @@ bool reduce_large(double x, DD* r, int* q) {
 // With r's own error (relative 9u^2 + 2^-142 from reduce, 11.1u^2 + 2^-136
 // from reduce_large, which sin and cos do not magnify for |r| <= pi/4 +
 // 2^-30) the total is < 105u^2 < 2^-99.2.
-void sincos_kernel(DD r, DD* s, DD* c) {
-  const Tables& T = tables();
+inline void sincos_kernel(DD r, DD* s, DD* c, const Tables& T) {
   const bool neg = r.hi < 0;
   if (neg) r = dd::neg(r);
   const int j = int(r.hi * 64.0 + 0.5);
@@ -145,39 +142,37 @@ void sincos_kernel(DD r, DD* s, DD* c) {
   if (neg) *s = dd::neg(*s);
 }
 
-constexpr double kTrigErr = 0x1p-96;
+inline constexpr double kTrigErr = 0x1p-96;
 
 // sin x for x != 0 finite, from the quadrant: sin, cos, -sin, -cos of r;
 // cos x: cos, -sin, -cos, sin.
-bool sincos_fast(double x, bool want_cos, double* out) {
-  DD r;
+inline bool sincos_fast(double x, bool want_cos, double* out, const Tables& T, const Fault& F) {
+  DD r{};
   int q;
-  if (!(std::fabs(x) < 0x1p20 ? reduce(x, &r, &q) : reduce_large(x, &r, &q))) return false;
-  DD s, c;
-  sincos_kernel(r, &s, &c);
+  if (!(std::fabs(x) < 0x1p20 ? reduce(x, &r, &q, T) : reduce_large(x, &r, &q, T))) return false;
+  DD s{}, c{};
+  sincos_kernel(r, &s, &c, T);
   if (want_cos) q = (q + 1) & 3;
   const DD v = q == 0 ? s : q == 1 ? c : q == 2 ? dd::neg(s) : dd::neg(c);
-  return round_test(v, kTrigErr, out);
+  return round_test(v, kTrigErr, out, F);
 }
-
-}  // namespace
 
 // |x| < 2^-26: sin x = x - x^3/6 + ..., x^3/6 < 2^(e-54) for |x| < 2^e,
 // e <= -26, below half an ulp on either side of x: the result is x.
-bool sin_fast(double x, double* out) {
+inline bool sin_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (std::isnan(x)) return *out = x + x, true;
   if (std::isinf(x)) return *out = invalid_nan(), true;
   if (std::fabs(x) < 0x1p-26) return *out = x, true;
-  return sincos_fast(x, false, out);
+  return sincos_fast(x, false, out, T, F);
 }
 
 // |x| < 2^-27: 1 - cos x < x^2/2 < 2^-55, below half the spacing (2^-53)
 // of the doubles just under 1: the result is 1.
-bool cos_fast(double x, double* out) {
+inline bool cos_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (std::isnan(x)) return *out = x + x, true;
   if (std::isinf(x)) return *out = invalid_nan(), true;
   if (std::fabs(x) < 0x1p-27) return *out = 1.0, true;
-  return sincos_fast(x, true, out);
+  return sincos_fast(x, true, out, T, F);
 }
 
 // tanh x = E / (E + 2), E = expm1(2|x|) (relative 2^-94, f64_impl.h): the
@@ -185,15 +180,15 @@ bool cos_fast(double x, double* out) {
 // 15.1u^2: < 2^-92.9, claimed 2^-92. |x| > 20: 1 - tanh|x| < 2e^-40 < 2^-54,
 // half the spacing below 1: the result is ±1. |x| < 2^-27: |x| - tanh|x| <
 // |x|^3/3, below half an ulp of x: the result is x.
-bool tanh_fast(double x, double* out) {
+inline bool tanh_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (std::isnan(x)) return *out = x + x, true;
   const double ax = std::fabs(x);
   if (ax > 20) return *out = std::copysign(1.0, x), true;
   if (ax < 0x1p-27) return *out = x, true;
-  const DD e = expm1_dd(2 * ax);
+  const DD e = expm1_dd(2 * ax, T);
   DD t = dd::div(e, dd::add(e, DD{2.0, 0}));
   if (x < 0) t = dd::neg(t);
-  return round_test(t, 0x1p-92, out);
+  return round_test(t, 0x1p-92, out, F);
 }
 
 // erf x = (2/sqrt(pi)) x e^(-x^2) S, S = sum_n t_n, t_0 = 1,
@@ -213,19 +208,18 @@ bool tanh_fast(double x, double* out) {
 // directly: on x 2^1000 (exact) with the result scaled back when every
 // candidate is normal (|x| >= 2^-1022), on the subnormal grid otherwise
 // (then |result| < 1.13 2^-1022 < 2^-1021); claimed 2^-100.
-bool erf_fast(double x, double* out) {
+inline bool erf_fast(double x, double* out, const Tables& T, const Fault& F) {
   if (std::isnan(x)) return *out = x + x, true;
   if (x == 0) return *out = x, true;
   const double ax = std::fabs(x);
   if (ax >= 6) return *out = std::copysign(1.0, x), true;
   if (ax < 0x1p-900) {
-    const DD y = dd::mul_d(tables().two_over_sqrtpi, x * 0x1p1000);
-    if (ax < 0x1p-1022) return round_subnormal(y, -1000, 0x1p-100, out);
+    const DD y = dd::mul_d(T.two_over_sqrtpi, x * 0x1p1000);
+    if (ax < 0x1p-1022) return round_subnormal(y, -1000, 0x1p-100, out, F);
     double u;
-    if (!round_test(y, 0x1p-100, &u)) return false;
+    if (!round_test(y, 0x1p-100, &u, F)) return false;
     return *out = u * 0x1p-1000, true;
   }
-  const Tables& T = tables();
   const DD x2 = dd::two_prod(ax, ax);
   const DD w{2 * x2.hi, 2 * x2.lo};
   DD t{1.0, 0}, sum{1.0, 0};
@@ -235,12 +229,12 @@ bool erf_fast(double x, double* out) {
     sum = dd::add(sum, t);
     if (2.0 * n + 5 >= 4 * x2.hi + 1 && t.hi <= sum.hi * 0x1p-106) break;
   }
-  const Scaled g = exp_core(dd::neg(x2));
+  const Scaled g = exp_core(dd::neg(x2), T);
   const double sc = exp2i(g.m);
   DD y = dd::mul(sum, DD{g.y.hi * sc, g.y.lo * sc});
   y = dd::mul_d(dd::mul(y, T.two_over_sqrtpi), ax);
   if (x < 0) y = dd::neg(y);
-  return round_test(y, 0x1p-90, out);
+  return round_test(y, 0x1p-90, out, F);
 }
 
 }  // namespace stax::math::f64
