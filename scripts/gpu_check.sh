@@ -26,7 +26,11 @@
 #      gelu_backward and a 256 MiB map) against a device-to-device copy of
 #      the same bytes measured in the same run (cuMemcpyDtoD, CUDA events);
 #      target: every kernel at >= 85% of the copy's bandwidth (reported as
-#      bandwidth.target_met; it does not change the exit code, the bits do);
+#      bandwidth.target_met; it does not change the exit code, the bits do),
+#      each program benched twice: the backend's launch (4 blocks per SM x
+#      128 threads, grid-stride; + $STAX_BW_FLAGS) and one thread per
+#      element ($STAX_BW_WIDE_FLAGS, default --block 256 --max-grid 1048576),
+#      the better of the two counted;
 #      each bench also checks its outputs against the interpreter;
 #   7. timings of Example 1.1 (program order, and gpu-reduce:threads=256:
 #      warp=32) and Example 6.2 (split-reduction:k=2,gpu-reduce:threads=256:
@@ -61,7 +65,7 @@ for arg in "$@"; do
   case "$arg" in
     --dry-run) MODE=dry ;;
     --build) DO_BUILD=2 ;;
-    -h | --help) sed -n '2,55p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,58p' "$0"; exit 0 ;;
     *) echo "error: unknown option '$arg' (expected --dry-run, --build, --help)" >&2; exit 2 ;;
   esac
 done
@@ -85,6 +89,7 @@ EX11="${STAX_EX11:-bench/programs/example_1_1.stx}"
 EX62="${STAX_EX62:-examples/example_6_2.stx}"
 GPU_ORDER="split-reduction:k=2,gpu-reduce:threads=256:warp=32"
 TARGET=0.85
+BW_WIDE_FLAGS="${STAX_BW_WIDE_FLAGS:---block 256 --max-grid 1048576}"
 STAX="$BUILD/cli/stax"
 mkdir -p "$REPORT_DIR"
 start=$(date +%s)
@@ -146,18 +151,25 @@ rc_json() { local v=${RC[$1]:-skipped}; if [ "$v" = skipped ]; then echo null; e
 ok() { [ "${RC[$1]:-skipped}" = 0 ]; }
 
 write_report() {
-  local bw="" all_met=true any=false f name r met
+  local bw="" all_met=true any=false f name wide r w best met
   for f in $BW_PROGRAMS; do
     name=bw_$(basename "$f" .stx)
+    wide=bw_wide_$(basename "$f" .stx)
     r=$(min_ratio "$REPORT_DIR/bench_$name.json")
+    w=$(min_ratio "$REPORT_DIR/bench_$wide.json")
+    # The better of the two launches.
+    best=$(awk -v r="$r" -v w="$w" 'BEGIN { if (r == "null") print w; else if (w == "null" || r + 0 >= w + 0) print r; else print w }')
     met=false
-    if [ "$r" != null ]; then
+    if [ "$best" != null ]; then
       any=true
-      met=$(awk -v r="$r" -v t="$TARGET" 'BEGIN { print (r >= t) ? "true" : "false" }')
+      met=$(awk -v r="$best" -v t="$TARGET" 'BEGIN { print (r >= t) ? "true" : "false" }')
     fi
     [ "$met" = true ] || all_met=false
-    bw="$bw{\"program\": $(json_str "$f"), \"min_ratio_to_copy\": $r, \"target_met\": $met,"
-    bw="$bw \"bits_identical\": $(bits_identical "$REPORT_DIR/bench_$name.json"), \"exit\": $(rc_json "bench_$name")},"
+    bw="$bw{\"program\": $(json_str "$f"), \"min_ratio_to_copy\": $r, \"wide_min_ratio_to_copy\": $w,"
+    bw="$bw \"best_ratio_to_copy\": $best, \"target_met\": $met,"
+    bw="$bw \"bits_identical\": $(bits_identical "$REPORT_DIR/bench_$name.json"),"
+    bw="$bw \"wide_bits_identical\": $(bits_identical "$REPORT_DIR/bench_$wide.json"),"
+    bw="$bw \"exit\": $(rc_json "bench_$name"), \"wide_exit\": $(rc_json "bench_$wide")},"
   done
   [ "$any" = true ] || all_met=false
   BW_MET=$all_met
@@ -254,6 +266,12 @@ export OUT_JSON
 for f in $BW_PROGRAMS; do
   OUT_JSON="$REPORT_DIR/bench_bw_$(basename "$f" .stx).json"
   bench "bw_$(basename "$f" .stx)" "$f" "" ${STAX_BW_FLAGS:-}
+done
+# The same kernels with one thread per element (the grid uncapped): which
+# launch reaches the copy's bandwidth is for the device to say.
+for f in $BW_PROGRAMS; do
+  OUT_JSON="$REPORT_DIR/bench_bw_wide_$(basename "$f" .stx).json"
+  bench "bw_wide_$(basename "$f" .stx)" "$f" "" $BW_WIDE_FLAGS
 done
 OUT_JSON="$REPORT_DIR/bench_example_1_1.json"; bench example_1_1 "$EX11"
 OUT_JSON="$REPORT_DIR/bench_example_1_1_gpu_reduce.json"; bench example_1_1_gpu_reduce "$EX11" "gpu-reduce:threads=256:warp=32"

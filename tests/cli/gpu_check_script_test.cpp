@@ -81,11 +81,11 @@ TEST_CASE("gpu_check.sh --dry-run: the report, its steps and its benches") {
     steps.insert(s["name"].get<std::string>());
     CHECK(s["exit"] == 0);
   }
-  for (const char* s : {"run_examples", "check_example_6_2", "bench_bw_map", "bench_example_1_1",
+  for (const char* s : {"run_examples", "check_example_6_2", "bench_bw_map", "bench_bw_wide_map", "bench_example_1_1",
                         "bench_example_1_1_gpu_reduce", "bench_example_6_2_gpu_order", "fuzz"})
     CHECK(steps.count(s) == 1);
   // The benches: stax bench's own JSON, bits identical, a copy ratio each.
-  for (const char* b : {"bw_map", "example_1_1", "example_1_1_gpu_reduce", "example_6_2_gpu_order"}) {
+  for (const char* b : {"bw_map", "bw_wide_map", "example_1_1", "example_1_1_gpu_reduce", "example_6_2_gpu_order"}) {
     INFO(b);
     const json& doc = j["bench"][b];
     REQUIRE(doc.is_object());
@@ -102,7 +102,14 @@ TEST_CASE("gpu_check.sh --dry-run: the report, its steps and its benches") {
   REQUIRE(j["bandwidth"]["programs"].size() == 1);
   const json& bw = j["bandwidth"]["programs"][0];
   CHECK(bw["min_ratio_to_copy"].is_number());
+  CHECK(bw["wide_min_ratio_to_copy"].is_number());
+  CHECK(bw["best_ratio_to_copy"].get<double>() >= bw["min_ratio_to_copy"].get<double>());
+  CHECK(bw["best_ratio_to_copy"].get<double>() >= bw["wide_min_ratio_to_copy"].get<double>());
   CHECK(bw["bits_identical"] == true);
+  CHECK(bw["wide_bits_identical"] == true);
+  // The wide launch: one thread per element, 256 per block.
+  CHECK(j["bench"]["bw_wide_map"]["kernels"][0]["launch"]["block"] == 256);
+  CHECK(j["bench"]["bw_wide_map"]["kernels"][0]["launch"]["grid"] == 65536 / 256);
   CHECK(j["bandwidth"]["target_ratio_to_copy"] == 0.85);
   CHECK(j["bandwidth"]["target_met"].is_boolean());
   CHECK(r.out.find("verdict: PASS") != std::string::npos);
