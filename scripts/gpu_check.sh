@@ -181,6 +181,7 @@ write_report() {
     echo "{"
     echo "  \"mode\": \"$MODE\","
     echo "  \"backend\": \"$BACKEND\","
+    echo "  \"gpu_driver\": \"$(driver_state)\","
     echo "  \"budget_seconds\": $BUDGET,"
     echo "  \"total_seconds\": $(elapsed),"
     echo "  \"steps\": [${steps%,}],"
@@ -214,6 +215,14 @@ passed() {
   [ "$MODE" = dry ] || { ok build && ok device_tests; }
 }
 
+# "missing" when a step said there is no GPU driver, "used" when a device
+# bench ran, else "not used".
+driver_state() {
+  if grep -qs "no GPU driver" "$REPORT_DIR"/*.log; then echo missing
+  elif [ "$MODE" = device ] && grep -qs '"time_source": "cuda events"' "$REPORT_DIR"/bench_*.json; then echo used
+  else echo "not used"; fi
+}
+
 summary() {
   local name f
   echo "== gpu_check ($MODE, --backend $BACKEND): $(elapsed)s of ${BUDGET}s; report: $REPORT"
@@ -236,6 +245,7 @@ summary() {
                          k, g, b, t, gb, c, r }' "$f"
   done
   echo "bandwidth target (>= $TARGET of the copy on every kernel of: $BW_PROGRAMS): $([ "$BW_MET" = true ] && echo MET || echo "NOT MET")"
+  [ "$(driver_state)" = missing ] && echo "no GPU driver here (libcuda.so.1): the device steps failed; --dry-run runs the host side"
   echo "verdict: $(passed && echo PASS || echo FAIL)"
 }
 

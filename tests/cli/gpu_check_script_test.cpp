@@ -70,6 +70,7 @@ TEST_CASE("gpu_check.sh --dry-run: the report, its steps and its benches") {
   CHECK(r.code == 0);
   CHECK(j["mode"] == "dry");
   CHECK(j["backend"] == "gpu-emu");
+  CHECK(j["gpu_driver"] == "not used");
   CHECK(j["pass"] == true);
   CHECK(j["cli_examples_identical"] == 1);
   CHECK(j["cli_examples_different"].empty());
