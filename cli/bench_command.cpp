@@ -171,6 +171,8 @@ Subcommand register_bench(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   b->add_option("--max-grid", o->max_grid,
                 "GPU backends: blocks at most (0: 4 per SM on the device, 3 on the emulator)");
+  b->add_flag("--compile-each", o->compile_each,
+              "GPU backends: also compile the prelude alone and each kernel alone (its own compile time)");
   b->add_option("--mutant", o->mutant, "compile with a seeded bug (stax fuzz --list-mutants): the bits must differ");
   b->add_option("--input", o->inputs, "NAME=FILE.npy (others drawn from --random-inputs)");
   b->add_option("--random-inputs", o->seed, "seed of the drawn inputs");

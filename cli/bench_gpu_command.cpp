@@ -12,11 +12,14 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "backends/cpu/jit.h"
 #include "backends/gpu/driver.h"
 #include "backends/gpu/emulator.h"
 #include "backends/gpu/gpu_backend.h"
+#include "backends/gpu/nvrtc.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "experiments/median.h"
@@ -52,6 +55,40 @@ std::unique_ptr<gpu::GpuProgram> compile_or_explain(const Program& p, const gpu:
   return nullptr;
 }
 
+/// The module's text split for --compile-each: what precedes the first
+/// kernel (prelude, math library) and each kernel's own section (from its
+/// "// <binding> = " comment to the next one, or to the emulator's
+/// launchers); nullopt when the text does not have that layout.
+std::optional<std::pair<std::string, std::vector<std::string>>> split_module(const gpu::GpuSource& src) {
+  std::vector<size_t> at;
+  size_t from = 0;
+  for (const gpu::GpuKernel& k : src.kernels) {
+    size_t pos = src.text.find("\n// " + k.spec.binding + " = ", from);
+    if (pos == std::string::npos) return std::nullopt;
+    at.push_back(pos);
+    from = pos + 1;
+  }
+  size_t end = src.text.find("\n#ifdef STAX_EMU\n", from);
+  if (at.empty() || end == std::string::npos) return std::nullopt;
+  at.push_back(end);
+  std::vector<std::string> parts;
+  for (size_t i = 0; i + 1 < at.size(); ++i) parts.push_back(src.text.substr(at[i], at[i + 1] - at[i]));
+  return std::make_pair(src.text.substr(0, at[0]), std::move(parts));
+}
+
+/// One compile of `text` as the backend would (NVRTC, or the emulator's
+/// host compiler), in ms; throws CompileError when it fails.
+double compile_once(const std::string& text, bool device, const std::string& arch) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (device) {
+    gpu::PtxResult r = gpu::compile_ptx(text, arch);
+    if (!r.ok) throw backends::cpu::CompileError("NVRTC: " + r.log);
+  } else {
+    gpu::EmuModule m(text + "\n#ifdef STAX_EMU\n#endif\n");
+  }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
 int bench_gpu_command(const BenchOptions& o, const Program& p, const Inputs& in) {
@@ -74,6 +111,16 @@ int bench_gpu_command(const BenchOptions& o, const Program& p, const Inputs& in)
     if (!gp) return 2;
     out["compile_ms"] = gp->compile_ms();
     const auto& ks = gp->source().kernels;
+    // --compile-each: the prelude and math library alone, then with each
+    // kernel alone; a kernel's own compile time is the difference.
+    std::vector<double> alone(ks.size(), -1);
+    if (o.compile_each) {
+      auto parts = split_module(gp->source());
+      if (!parts) throw backends::cpu::CompileError("--compile-each: the module's text has no per-kernel sections");
+      double base = compile_once(parts->first, device, opt.arch);
+      out["compile_base_ms"] = base;
+      for (size_t k = 0; k < ks.size(); ++k) alone[k] = compile_once(parts->first + parts->second[k], device, opt.arch);
+    }
     std::vector<std::vector<double>> samples(ks.size()), copies(ks.size());
     std::vector<gpu::KernelRun> config;  // of the warm-up run
     std::vector<double> total;
@@ -116,6 +163,13 @@ int bench_gpu_command(const BenchOptions& o, const Program& p, const Inputs& in)
     if (!o.json) {
       std::printf("compile (%s, one module, %zu kernels): %.2f ms; times: %s\n", compiler, ks.size(), gp->compile_ms(),
                   clock);
+      if (o.compile_each) {
+        std::printf("compile each: prelude + math library alone %.2f ms;", out["compile_base_ms"].get<double>());
+        for (size_t k = 0; k < ks.size(); ++k)
+          std::printf(" %s +%.2f ms", ks[k].spec.binding.c_str(),
+                      std::max(0.0, alone[k] - out["compile_base_ms"].get<double>()));
+        std::printf("\n");
+      }
       std::printf("%-10s %-24s %10s %10s %9s %11s %7s\n", "kernel", "launch (grid x block, smem)", "run_ms", "MB",
                   "GB/s", "copy_GB/s", "ratio");
     }
@@ -128,10 +182,15 @@ int bench_gpu_command(const BenchOptions& o, const Program& p, const Inputs& in)
       const gpu::KernelRun& c = config[k];
       json launch = {{"grid", c.grid}, {"block", c.block}, {"shared_bytes", c.shared_bytes},
                      {"block_reduction", gk.threads != 0}};
-      rows.push_back({{"kernel", gk.spec.binding}, {"name", gk.name},
+      json row = {{"kernel", gk.spec.binding}, {"name", gk.name},
                       {"text", short_text(print_expr(gk.spec.expr, &gp->program()))}, {"compile_ms", gp->compile_ms()},
                       {"launch", launch}, {"run_ms", run}, {"bytes", bytes[k]}, {"gb_per_s", gbs},
-                      {"copy_ms", copy}, {"copy_gb_per_s", cgbs}, {"ratio_to_copy", ratio}});
+                      {"copy_ms", copy}, {"copy_gb_per_s", cgbs}, {"ratio_to_copy", ratio}};
+      if (alone[k] >= 0) {
+        row["compile_alone_ms"] = alone[k];
+        row["compile_own_ms"] = std::max(0.0, alone[k] - out["compile_base_ms"].get<double>());
+      }
+      rows.push_back(std::move(row));
       if (!o.json) {
         char cfg[64];
         std::snprintf(cfg, sizeof cfg, "%u x %u, %lld B", c.grid, c.block, static_cast<long long>(c.shared_bytes));

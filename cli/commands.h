@@ -258,6 +258,7 @@ struct BenchOptions {
   std::string mutant;          ///< a seeded bug compiled in (the benches' own wrong case)
   unsigned block = 128;        ///< GPU backends: threads per block of a pointwise kernel
   unsigned max_grid = 0;       ///< GPU backends: blocks at most (0: the backend's default)
+  bool compile_each = false;   ///< GPU backends: also compile each kernel alone (its own compile time)
 };
 /// Per kernel: JIT compile time, median run time, bytes moved, GB/s, and the
 /// bandwidth of a plain copy of the same number of bytes in the same run.

@@ -93,6 +93,21 @@ TEST_CASE("bench gpu-emu: per kernel compile time, launch, bytes, GB/s, copy rat
       CHECK(k["bytes"] == 8 * 1024 * 4 + 8 * 4);
     }
   CHECK(found);
+  CHECK(!j.contains("compile_base_ms"));  // only with --compile-each
+  CHECK(!j["kernels"][0].contains("compile_own_ms"));
+
+  // --compile-each: the prelude and math library alone, each kernel alone.
+  Run each = run_stax("bench " + prog.string() + " --backend gpu-emu --transform gpu-reduce:threads=64:warp=32 "
+                      "--repeats 1 --json --compile-each");
+  INFO(each.out << each.err);
+  REQUIRE(each.code == 0);
+  json e = parse(each);
+  CHECK(schema_problem(e) == "");
+  CHECK(e["compile_base_ms"].get<double>() > 0);
+  for (const json& k : e["kernels"]) {
+    CHECK(k["compile_alone_ms"].get<double>() > 0);
+    CHECK(k["compile_own_ms"].get<double>() >= 0);
+  }
 
   // The wrong case: the schema check rejects a report missing the launch
   // configuration, or with no copy measured.

@@ -96,6 +96,8 @@ TEST_CASE("gpu_check.sh --dry-run: the report, its steps and its benches") {
     CHECK(doc["kernels"][0]["ratio_to_copy"].get<double>() > 0);
     CHECK(doc["kernels"][0]["launch"]["block"].get<int>() >= 1);
   }
+  CHECK(j["bench"]["example_6_2_gpu_order"]["compile_base_ms"].is_number());
+  CHECK(j["bench"]["example_6_2_gpu_order"]["kernels"][0]["compile_own_ms"].is_number());
   bool block = false;
   for (const json& k : j["bench"]["example_1_1_gpu_reduce"]["kernels"]) block |= k["launch"]["block"] == 256;
   CHECK(block);
