@@ -67,6 +67,25 @@ Features features(const Program& p) {
   return f;
 }
 
+/// `in` has two lanes whose math fast path declines on the device: the run
+/// gives the interpreter's bits after recomputing their binding on the
+/// host; the deliberately wrong case, the recompute switched off, does not;
+/// `easy` inputs recompute nothing.
+void check_recomputed(const Program& p, const Inputs& in, const Inputs& easy) {
+  IeeeOutcome ref = eval_ieee(p, in);
+  gpu::GpuProgram gp(p);
+  CHECK(oracle::outcome_difference(p, ref, gp.run(in)) == std::nullopt);
+  CHECK(gp.slow_lanes() == 2);
+  CHECK(gp.recomputed_bindings() == 1);
+  gpu::GpuOptions keep;
+  keep.recompute_slow = false;
+  gpu::GpuProgram gk(p, keep);
+  CHECK(oracle::outcome_difference(p, ref, gk.run(in)) != std::nullopt);
+  CHECK(gk.slow_lanes() == 2);
+  CHECK(oracle::outcome_difference(p, eval_ieee(p, easy), gp.run(easy)) == std::nullopt);
+  CHECK(gp.recomputed_bindings() == 0);
+}
+
 }  // namespace
 
 TEST_CASE("every supported example runs bit-identically on the GPU emulator") {
@@ -156,21 +175,8 @@ TEST_CASE("a math lane that fails its rounding test is recomputed on the host") 
   Program p = parse("input x : f32[4]\ninput y : f32[4]\nlet z : f32[4] = map(fn(a, b) => pow(a, b), x, y)\noutput z\n");
   Inputs in{{"x", test::f32({4}, {1.000244140625f, 2.0f, 0.5f, std::nextafter(3.0f, 4.0f)})},
             {"y", test::f32({4}, {2, 3, 2, 2})}};
-  IeeeOutcome ref = eval_ieee(p, in);
-  gpu::GpuProgram gp(p);
-  IeeeOutcome got = gp.run(in);
-  CHECK(oracle::outcome_difference(p, ref, got) == std::nullopt);
-  CHECK(gp.slow_lanes() == 2);
-  CHECK(gp.recomputed_bindings() == 1);
-  // The wrong case: keeping the fast path's candidate gives other bits.
-  gpu::GpuOptions keep;
-  keep.recompute_slow = false;
-  gpu::GpuProgram gk(p, keep);
-  CHECK(oracle::outcome_difference(p, ref, gk.run(in)) != std::nullopt);
-  // Without such lanes nothing is recomputed.
-  Inputs easy{{"x", test::f32({4}, {2.0f, 3.0f, 0.5f, 4.0f})}, {"y", test::f32({4}, {0.5f, 3, 2, 1.5f})}};
-  CHECK(oracle::outcome_difference(p, eval_ieee(p, easy), gp.run(easy)) == std::nullopt);
-  CHECK(gp.recomputed_bindings() == 0);
+  // The wrong case keeps the fast path's candidate: other bits.
+  check_recomputed(p, in, {{"x", test::f32({4}, {2.0f, 3.0f, 0.5f, 4.0f})}, {"y", test::f32({4}, {0.5f, 3, 2, 1.5f})}});
 }
 
 TEST_CASE("binary64 math on the GPU emulator: hard cases bit for bit, every branch of the fast paths") {
@@ -219,21 +225,8 @@ TEST_CASE("a binary64 math lane that falls back is recomputed on the host") {
                     "let z : f64[4] = map(fn(a, b) => add(exp(a), pow(b, 1.0)), x, y)\noutput z\n");
   Inputs in{{"x", test::tensor(DType::F64, {4}, std::vector<double>{709.78275, 1.0, 709.78271, -2.0})},
             {"y", test::tensor(DType::F64, {4}, std::vector<double>{2.0, 3.0, 0.5, 4.0})}};
-  IeeeOutcome ref = eval_ieee(p, in);
-  gpu::GpuProgram gp(p);
-  CHECK(oracle::outcome_difference(p, ref, gp.run(in)) == std::nullopt);
-  CHECK(gp.slow_lanes() == 2);
-  CHECK(gp.recomputed_bindings() == 1);
   // The wrong case: without the recompute the lanes keep no value (NaN).
-  gpu::GpuOptions keep;
-  keep.recompute_slow = false;
-  gpu::GpuProgram gk(p, keep);
-  CHECK(oracle::outcome_difference(p, ref, gk.run(in)) != std::nullopt);
-  CHECK(gk.slow_lanes() == 2);
-  // Without such lanes nothing is recomputed.
-  Inputs easy{{"x", test::tensor(DType::F64, {4}, std::vector<double>{1, 2, 3, 4})}, {"y", in.at("y")}};
-  CHECK(oracle::outcome_difference(p, eval_ieee(p, easy), gp.run(easy)) == std::nullopt);
-  CHECK(gp.recomputed_bindings() == 0);
+  check_recomputed(p, in, {{"x", test::tensor(DType::F64, {4}, std::vector<double>{1, 2, 3, 4})}, {"y", in.at("y")}});
 }
 
 TEST_CASE("rand on the GPU emulator: the interpreter's hash on every float dtype") {

@@ -67,16 +67,23 @@ std::string schema_problem(const json& j) {
   return "";
 }
 
-}  // namespace
-
-TEST_CASE("bench gpu-emu: per kernel compile time, launch, bytes, GB/s, copy ratio, bits identical") {
-  fs::path prog = write("rows.stx", kRows);
-  Run r = run_stax("bench " + prog.string() + " --backend gpu-emu --transform gpu-reduce:threads=64:warp=32 "
-                   "--repeats 2 --json");
+/// `stax bench PROG --backend gpu-emu` after gpu-reduce, as JSON: it
+/// must succeed and pass the schema check.
+json bench_ok(const fs::path& prog, const std::string& more) {
+  Run r = run_stax("bench " + prog.string() + " --backend gpu-emu --transform gpu-reduce:threads=64:warp=32 --json " +
+                   more);
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   json j = parse(r);
   CHECK(schema_problem(j) == "");
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("bench gpu-emu: per kernel compile time, launch, bytes, GB/s, copy ratio, bits identical") {
+  fs::path prog = write("rows.stx", kRows);
+  json j = bench_ok(prog, "--repeats 2");
   CHECK(j["backend"] == "gpu-emu");
   CHECK(j["compiler"] == "host c++ (emulator)");
   CHECK(j["time_source"].get<std::string>().find("emulator") != std::string::npos);
@@ -97,12 +104,7 @@ TEST_CASE("bench gpu-emu: per kernel compile time, launch, bytes, GB/s, copy rat
   CHECK(!j["kernels"][0].contains("compile_own_ms"));
 
   // --compile-each: the prelude and math library alone, each kernel alone.
-  Run each = run_stax("bench " + prog.string() + " --backend gpu-emu --transform gpu-reduce:threads=64:warp=32 "
-                      "--repeats 1 --json --compile-each");
-  INFO(each.out << each.err);
-  REQUIRE(each.code == 0);
-  json e = parse(each);
-  CHECK(schema_problem(e) == "");
+  json e = bench_ok(prog, "--repeats 1 --compile-each");
   CHECK(e["compile_base_ms"].get<double>() > 0);
   for (const json& k : e["kernels"]) {
     CHECK(k["compile_alone_ms"].get<double>() > 0);
