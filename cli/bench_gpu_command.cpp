@@ -35,7 +35,6 @@ namespace gpu = backends::gpu;
 
 namespace {
 
-int64_t bytes_of(const TensorType& t) { return num_elements(t.shape) * dtype_bytes(t.dtype); }
 
 std::string short_text(const std::string& s) { return s.size() <= 96 ? s : s.substr(0, 93) + "..."; }
 
@@ -128,7 +127,7 @@ int bench_gpu_command(const BenchOptions& o, const Program& p, const Inputs& in)
     std::optional<std::string> broken;  // the emulator caught the kernels breaking the model
     std::vector<int64_t> bytes(ks.size());
     for (size_t k = 0; k < ks.size(); ++k)
-      for (const TensorType& t : ks[k].spec.types) bytes[k] += bytes_of(t);
+      for (const TensorType& t : ks[k].spec.types) bytes[k] += type_bytes(t);
     for (int r = 0; r <= o.repeats && !broken; ++r) {
       std::vector<gpu::KernelRun> runs;
       auto t0 = std::chrono::steady_clock::now();

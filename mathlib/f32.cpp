@@ -60,7 +60,6 @@ STAX_F32_BLOCK(block_cos, f32::k_trig<true>(x[i], T, pert))
 STAX_F32_BLOCK(block_pow, f32::k_pow(x[i], y[i], T, pert))
 #undef STAX_F32_BLOCK
 
-
 constexpr std::array<BlockFn, kNumFns> kBlocks = {block_exp,  block_expm1, block_log, block_log2,
                                                   block_log10, block_log1p, block_tanh, block_erf,
                                                   block_sin,  block_cos,   block_pow};
@@ -104,6 +103,28 @@ STAX_F32_BLOCK_VEC(block_vec_avx2, "avx2", 4, f32::vec::avx2::form)
 STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, f32::vec::avx512::form)
 #undef STAX_F32_BLOCK_VEC
 #endif
+
+/// Each function's block loop on this CPU, chosen once: the explicit forms
+/// where the CPU has them (f32_lanes.h: all four on AVX-512, exp and erf on
+/// AVX2), else the compiler's loops.
+const std::array<BlockFn, kNumFns>& host_blocks() {
+  static const std::array<BlockFn, kNumFns> blocks = [] {
+    std::array<BlockFn, kNumFns> b = kBlocks;
+#if defined(__x86_64__)
+    if (f32::host_has_avx512()) {
+      b[size_t(Fn::Exp)] = block_vec_avx512<Fn::Exp>;
+      b[size_t(Fn::Expm1)] = block_vec_avx512<Fn::Expm1>;
+      b[size_t(Fn::Tanh)] = block_vec_avx512<Fn::Tanh>;
+      b[size_t(Fn::Erf)] = block_vec_avx512<Fn::Erf>;
+    } else if (__builtin_cpu_supports("avx2")) {
+      b[size_t(Fn::Exp)] = block_vec_avx2<Fn::Exp>;
+      b[size_t(Fn::Erf)] = block_vec_avx2<Fn::Erf>;
+    }
+#endif
+    return b;
+  }();
+  return blocks;
+}
 
 /// An element whose fast path failed: sin and cos of 2^20 < |x| < inf try
 /// the Payne-Hanek reduction first; then MPFR, counted. Two cases of pow's
@@ -177,7 +198,6 @@ template <Fn F, int N>
   finish_lanes<F, N>(out, x, y, o, slow, T);
 }
 
-
 }  // namespace
 
 // flatten: inline the whole kernel (erf's and pow's are past GCC's size
@@ -216,7 +236,6 @@ template <>
 __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Erf>(float* out, const float* x, const float*) {
   vec_lanes8<Fn::Erf>(out, x);
 }
-
 
 template <Fn F>
 __attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, const float* x) {
@@ -260,17 +279,7 @@ STAX_F32_LANES(Fn::Pow)
 
 void eval_f32_n(Fn f, size_t n, float* out, const float* x, const float* y) {
   const Tables& T = f32::tables();
-  BlockFn block = kBlocks[size_t(f)];
-#if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (f32::host_has_avx512() && f32::has_vec_form(f)) {
-    static constexpr std::array<BlockFn, 4> k512 = {block_vec_avx512<Fn::Exp>, block_vec_avx512<Fn::Expm1>,
-                                                    block_vec_avx512<Fn::Tanh>, block_vec_avx512<Fn::Erf>};
-    block = k512[f == Fn::Exp ? 0 : f == Fn::Expm1 ? 1 : f == Fn::Tanh ? 2 : 3];
-  } else if (avx2 && (f == Fn::Exp || f == Fn::Erf)) {
-    block = f == Fn::Exp ? block_vec_avx2<Fn::Exp> : block_vec_avx2<Fn::Erf>;
-  }
-#endif
+  const BlockFn block = host_blocks()[size_t(f)];
   const double pert = g_pert[size_t(f)];
   float xs[kChunk], ys[kChunk];
   uint32_t slow[kChunk];

@@ -502,6 +502,8 @@ bool expr_may_fail(const Expr& e) {
       e->p);
 }
 
+int64_t type_bytes(const TensorType& t) { return num_elements(t.shape) * dtype_bytes(t.dtype); }
+
 double rand_value(uint64_t key, int64_t flat) { return double(rand_bits24(key, flat)) * 0x1.0p-24; }
 
 const TensorType* Program::type_of(const std::string& name) const {

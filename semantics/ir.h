@@ -35,6 +35,8 @@ struct TensorType {
   bool operator==(const TensorType&) const = default;
 };
 std::string type_str(const TensorType& t);
+/// Bytes of a tensor of this type in memory (the backends' bandwidth figures).
+int64_t type_bytes(const TensorType& t);
 
 /// A typed scalar constant, stored as the bit pattern of its dtype (f16/bf16:
 /// 16 bits; i32/i64: two's complement sign-extended to 64 bits; bool: 0/1).

@@ -19,7 +19,6 @@ namespace {
 
 constexpr int64_t kMaxElements = int64_t(1) << 32;  // as the interpreter
 
-int64_t bytes_of(const TensorType& t) { return num_elements(t.shape) * dtype_bytes(t.dtype); }
 
 }  // namespace
 
@@ -79,8 +78,8 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.disk_cached = k.disk_cached;
     r.lanes = ks.lanes;
     r.parallel_extent = ks.parallel_extent;
-    r.bytes_written = bytes_of(spec.types[0]);
-    for (size_t i = 1; i < spec.types.size(); ++i) r.bytes_read += bytes_of(spec.types[i]);
+    r.bytes_written = type_bytes(spec.types[0]);
+    for (size_t i = 1; i < spec.types.size(); ++i) r.bytes_read += type_bytes(spec.types[i]);
     impl_->reports.push_back(std::move(r));
     impl_->keys.push_back(std::move(key));
     impl_->specs.push_back(std::move(spec));
