@@ -16,11 +16,14 @@ one thread in the same run. PyTorch is timed in this interpreter when it has
 torch, else in the one `--torch-python` names (a venv with torch: see
 README), else the column says "torch absent".
 
+Both sides compute on the same inputs: NumPy's arrays (standard normal) are
+written as .npy and given to `stax bench --input`.
+
 Ratios are what matter on a noisy machine: each fused kernel's bandwidth
 against a plain parallel copy of the same bytes measured by `stax bench` in
 the same process, and the NumPy time against the compiled program's.
 """
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, subprocess, sys, tempfile, time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,7 +42,7 @@ except ImportError:
 def numpy_example_1_1(rng):
     a = rng.standard_normal((4096, 4096), dtype=np.float32)
     b = rng.standard_normal((4096, 4096), dtype=np.float32)
-    return lambda: (np.maximum(a + b, np.float32(0)) * np.float32(2)).sum(axis=1)
+    return lambda: (np.maximum(a + b, np.float32(0)) * np.float32(2)).sum(axis=1), {"primals_1": a, "primals_2": b}
 
 
 def numpy_softmax(rng):
@@ -47,25 +50,26 @@ def numpy_softmax(rng):
     def f():
         e = np.exp(x - x.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
-    return f
+    return f, {"x": x}
 
 
 def numpy_gelu_backward(rng):
-    if np_erf is None:
-        return None
     h = rng.standard_normal(1 << 24, dtype=np.float32)
     u = np.float32(1.5)
+    inputs = {"upstream": np.array(u, dtype=np.float32), "h": h}
+    if np_erf is None:
+        return None, inputs
     def f():
         cdf = np.float32(0.5) * (np.float32(1) + np_erf(h * np.float32(0.70710677)))
         pdf = np.float32(0.3989423) * np.exp(np.float32(-0.5) * h * h)
         return u * (cdf + h * pdf)
-    return f
+    return f, inputs
 
 
 def numpy_chain6(rng):
     a = rng.standard_normal(1 << 24, dtype=np.float32)
     b = rng.standard_normal(1 << 24, dtype=np.float32)
-    return lambda: (np.maximum((a + b) * np.float32(0.5), np.float32(0)) - a) * (b + np.float32(1))
+    return lambda: (np.maximum((a + b) * np.float32(0.5), np.float32(0)) - a) * (b + np.float32(1)), {"a": a, "b": b}
 
 
 def torch_example_1_1(threads):
@@ -111,9 +115,19 @@ def median_time(f, repeats):
     return ts[len(ts) // 2] * 1e3
 
 
-def stax_bench(stax, prog, transform, threads, repeats, math=None):
+def write_inputs(inputs, folder):
+    """The NumPy side's inputs as .npy files: `stax bench --input` flags."""
+    flags = []
+    for name, arr in inputs.items():
+        path = os.path.join(folder, name + ".npy")
+        np.save(path, arr)
+        flags += ["--input", f"{name}={path}"]
+    return flags
+
+
+def stax_bench(stax, prog, transform, threads, repeats, math=None, inputs=()):
     cmd = [stax, "bench", os.path.join(HERE, "programs", prog + ".stx"), "--threads", str(threads),
-           "--repeats", str(repeats), "--json"]
+           "--repeats", str(repeats), "--json", *inputs]
     if transform:
         cmd += ["--transform", transform]
     env = dict(os.environ, STAX_CPU_MATH=math) if math else None
@@ -150,8 +164,10 @@ def math_table(a, rng):
             "PyTorch eager (ms) | NumPy / stax vector | PyTorch / stax vector | bits, vector binding |",
             "|---|---|---|---|---|---|---|---|---|"]
     for prog, transform, make_numpy, _ in MATH_PROGRAMS:
-        ms = {m: stax_bench(a.stax, prog, transform, 1, a.repeats, m) for m in modes}
-        f = make_numpy(rng)
+        f, inputs = make_numpy(rng)
+        with tempfile.TemporaryDirectory() as d:
+            flags = write_inputs(inputs, d)
+            ms = {m: stax_bench(a.stax, prog, transform, 1, a.repeats, m, flags) for m in modes}
         np_ms = median_time(f, a.repeats) if f else None
         t_ms = torch_ms(prog, a.repeats, a.torch_python)
         vec = ms["vector"]["total_ms"]
@@ -192,9 +208,11 @@ def main():
             " main kernel vs copy, 1 / 2 threads | slowest JIT compile (ms) | bits |",
             "|---|---|---|---|---|" + ("---|" if torch else "") + "---|---|---|"]
     for prog, transform, make_numpy, make_torch in PROGRAMS:
-        one = stax_bench(a.stax, prog, transform, 1, a.repeats)
-        two = stax_bench(a.stax, prog, transform, 2, a.repeats)
-        f = make_numpy(rng)
+        f, inputs = make_numpy(rng)
+        with tempfile.TemporaryDirectory() as d:
+            flags = write_inputs(inputs, d)
+            one = stax_bench(a.stax, prog, transform, 1, a.repeats, inputs=flags)
+            two = stax_bench(a.stax, prog, transform, 2, a.repeats, inputs=flags)
         np_ms = median_time(f, a.repeats) if f else None
         main1 = max(one["kernels"], key=lambda k: k["bytes"])
         main2 = max(two["kernels"], key=lambda k: k["bytes"])

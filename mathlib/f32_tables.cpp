@@ -46,11 +46,18 @@ Tables make_tables() {
     mpfr_exp2(y.v, x.v, MPFR_RNDN);
     t.exp2j[j] = y.get();
   }
+  for (int j = 0; j < 16; ++j) {
+    mpfr_set_si(x.v, j, MPFR_RNDN);
+    mpfr_div_si(x.v, x.v, 16, MPFR_RNDN);
+    mpfr_exp2(y.v, x.v, MPFR_RNDN);
+    t.exp16_2j[j] = y.get();
+  }
   // 1/n! for n = 0..13.
   mpfr_set_ui(x.v, 1, MPFR_RNDN);
   for (int n = 0; n < 14; ++n) {
     if (n > 0) mpfr_div_ui(x.v, x.v, unsigned(n), MPFR_RNDN);
     if (n < 6) t.exp_c[n] = x.get();
+    if (n < 7) t.exp16_c[n] = x.get();
     if (n >= 1) t.expm1_c[n - 1] = x.get();
   }
   // An IEEE division is correctly rounded: each (-1)^n/(n+1) is within u.
@@ -100,6 +107,10 @@ Tables make_tables() {
   t.inv_ln2_64 = x.get();
   mpfr_div_ui(x.v, ln2.v, 64, MPFR_RNDN);
   split(x, 32, t.ln2_64_hi, t.ln2_64_lo);
+  mpfr_ui_div(x.v, 16, ln2.v, MPFR_RNDN);
+  t.inv_ln2_16 = x.get();
+  mpfr_div_ui(x.v, ln2.v, 16, MPFR_RNDN);
+  split(x, 53, t.ln2_16_hi, t.ln2_16_lo);
   split(ln2, 32, t.ln2_hi, t.ln2_lo);
   t.ln2 = ln2.get();
   mpfr_ui_div(x.v, 1, ln2.v, MPFR_RNDN);

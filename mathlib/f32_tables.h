@@ -46,6 +46,12 @@ struct Tables {
   // 320 bits reach j = 312, beyond the 2^-230 that Payne-Hanek needs for x < 2^128.
   uint64_t two_over_pi_bits[5];
   double log_max_r;  // max |z * log_inv[i] - 1| over every subinterval (checked by the tests)
+  // The AVX-512 forms' exp core (f32_vec_impl.inc, fused): a 16-entry table
+  // that fits in two registers.
+  double exp16_2j[16];            // 2^(j/16)
+  double exp16_c[7];              // 1/n!, n = 0..6 (exp(r), |r| <= ln2/32 + tiny)
+  double inv_ln2_16;              // 16/ln2
+  double ln2_16_hi, ln2_16_lo;    // ln2/16 = hi + lo; hi to 53 bits
 };
 
 const Tables& tables();

@@ -1,19 +1,24 @@
 #pragma once
 // Explicit vector forms of binary32 fast paths (f32_kernels.h) whose
 // auto-vectorised lane loops are slow: GCC keeps some lanes in scalar
-// registers and loads table entries one lane at a time. Each form runs
-// exactly the binary64 operations of its scalar kernel, in the same order
-// and with the same constants (GCC vector extensions; no FMA, the library
-// is built with -ffp-contract=off), and a gather instead of the
-// lane-by-lane table load — so each lane's candidate and rounding-test flag
-// are the scalar kernel's bits, and the error bounds proven there hold
-// unchanged (erf may take a shorter series with the same bound, see
-// f32_vec_impl.inc). tests/mathlib/cr32_test.cpp checks the lanes against
-// eval_f32.
+// registers and loads table entries one lane at a time.
 //
-// Two instruction sets, from one text (f32_vec_impl.inc): vec::avx2 (4
-// lanes, binary64 in a ymm register) and vec::avx512 (8 lanes in a zmm
-// register). Host only (x86-64); the GPU compiles f32_kernels.h, never this.
+// Two instruction sets, from one text (f32_vec_impl.inc):
+//  * vec::avx2 (4 lanes, binary64 in a ymm register) runs exactly the
+//    binary64 operations of the scalar kernel, in the same order and with
+//    the same constants, and a gather instead of the lane-by-lane table
+//    load: each lane's candidate and flag are the scalar kernel's bits.
+//  * vec::avx512 (8 lanes in a zmm register) fuses each a*b + c the scalar
+//    kernel rounds twice into one fused multiply-add (explicit intrinsics:
+//    the library is built with -ffp-contract=off, nothing is fused
+//    implicitly), and has an exp core of its own (a 16-entry table in two
+//    registers, scalef) and a rounding test on the bits for exp, each with
+//    its proof in f32_vec_impl.inc.
+// In both, the error bounds proven in f32_kernels.h hold (erf may take a
+// shorter series with the same bound), so where a rounding test passes the
+// result is the correctly rounded one, whatever the path.
+// tests/mathlib/cr32_test.cpp checks every form against eval_f32 and MPFR.
+// Host only (x86-64); the GPU compiles f32_kernels.h, never this.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -27,6 +32,7 @@
 #define STAX_VEC_NS avx2
 #define STAX_VEC_TARGET "avx2"
 #define STAX_VEC_N 4
+#define STAX_VEC_FUSED 0
 #define STAX_VEC_GATHER(t, j)                                                                                  \
   __builtin_bit_cast(D, _mm256_mask_i64gather_pd(_mm256_setzero_pd(), (t), __builtin_bit_cast(__m256i, (j)), \
                                                  _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8))
@@ -34,17 +40,26 @@
 #undef STAX_VEC_NS
 #undef STAX_VEC_TARGET
 #undef STAX_VEC_N
+#undef STAX_VEC_FUSED
 #undef STAX_VEC_GATHER
 
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_pd() (a self-initialised
+// variable) as the unused merge operand, which -Wuninitialized reports.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define STAX_VEC_NS avx512
 #define STAX_VEC_TARGET STAX_AVX512
 #define STAX_VEC_N 8
+#define STAX_VEC_FUSED 1
 #define STAX_VEC_GATHER(t, j) \
   __builtin_bit_cast(D, _mm512_mask_i64gather_pd(_mm512_setzero_pd(), __mmask8(0xff), __builtin_bit_cast(__m512i, (j)), (t), 8))
 #include "mathlib/f32_vec_impl.inc"
 #undef STAX_VEC_NS
 #undef STAX_VEC_TARGET
 #undef STAX_VEC_N
+#undef STAX_VEC_FUSED
 #undef STAX_VEC_GATHER
+#pragma GCC diagnostic pop
 
 #endif

@@ -280,6 +280,30 @@ TEST_CASE("a wrong fast path is caught by the comparison with MPFR") {
   CHECK(mismatches(Fn::Pow, px, &py) == 0);
 }
 
+TEST_CASE("the block loops (the vector forms) against MPFR; their wrong fast path is caught") {
+  // eval_f32_n runs the explicit vector forms where the host has them (the
+  // AVX-512 ones with their own exp core and exp's rounding test on the
+  // bits), so they are held to MPFR directly, not only to eval_f32.
+  std::vector<float> xs = special_inputs();
+  std::vector<float> r = random_inputs(30000, 5);
+  xs.insert(xs.end(), r.begin(), r.end());
+  for (float a = -120.0f; a < 100.0f; a += 0.37f) xs.push_back(a);  // exp's range and both of its tests
+  auto block_mismatches = [&](Fn f) {
+    std::vector<float> out(xs.size());
+    m::eval_f32_n(f, xs.size(), out.data(), xs.data());
+    size_t bad = 0;
+    for (size_t i = 0; i < xs.size(); ++i) bad += !same(out[i], m::mpfr_f32(f, xs[i]));
+    return bad;
+  };
+  for (Fn f : kUnary) {
+    INFO(m::fn_name(f));
+    CHECK(block_mismatches(f) == 0);
+    m::testing::set_f32_perturbation(f, 0x1p-30);
+    CHECK(block_mismatches(f) > 0);
+    m::testing::set_f32_perturbation(f, 0.0);
+  }
+}
+
 TEST_CASE("the fallback counter counts the slow path, and only it") {
   m::reset_fallback_counts();
   CHECK(m::eval_f32(Fn::Exp, 1.0f) == m::mpfr_f32(Fn::Exp, 1.0f));
