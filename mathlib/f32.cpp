@@ -237,18 +237,40 @@ __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Erf>(float* out, const
   vec_lanes8<Fn::Erf>(out, x);
 }
 
+// The register-to-register entry: the kernels call it once per eight lanes,
+// so it keeps the lanes in registers and tests the flags with one
+// instruction; the tables are looked up once per process.
+template <Fn F>
+__attribute__((target(STAX_AVX512))) f32::F32x8 f32::eval_v8_avx512(F32x8 x) {
+  static const Tables& T = f32::tables();
+  alignas(32) float xs[8], o[8];
+  alignas(32) int32_t slow[8];
+  __builtin_memcpy(xs, &x, sizeof xs);
+  f32::vec::avx512::form<F>(xs, o, slow, T, g_pert[size_t(F)]);
+  const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(slow));
+  if (__builtin_expect(!_mm256_testz_si256(s, s), 0))
+    for (int i = 0; i < 8; ++i)
+      if (slow[i]) o[i] = resolve(F, xs[i], 0.0f, T);
+  F32x8 r;
+  __builtin_memcpy(&r, o, sizeof r);
+  return r;
+}
+
 template <Fn F>
 __attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, const float* x) {
-  const Tables& T = f32::tables();
-  float o[8];
-  uint32_t slow[8];
-  f32::vec::avx512::form<F>(x, o, reinterpret_cast<int32_t*>(slow), T, g_pert[size_t(F)]);
-  finish_lanes<F, 8>(out, x, nullptr, o, slow, T);
+  F32x8 v;
+  __builtin_memcpy(&v, x, sizeof v);
+  v = eval_v8_avx512<F>(v);
+  __builtin_memcpy(out, &v, sizeof v);
 }
-template void f32::eval_lanes8_avx512<Fn::Exp>(float*, const float*);
-template void f32::eval_lanes8_avx512<Fn::Erf>(float*, const float*);
-template void f32::eval_lanes8_avx512<Fn::Expm1>(float*, const float*);
-template void f32::eval_lanes8_avx512<Fn::Tanh>(float*, const float*);
+#define STAX_F32_V8_AVX512(F)                                                  \
+  template f32::F32x8 f32::eval_v8_avx512<F>(F32x8);                          \
+  template void f32::eval_lanes8_avx512<F>(float*, const float*);
+STAX_F32_V8_AVX512(Fn::Exp)
+STAX_F32_V8_AVX512(Fn::Erf)
+STAX_F32_V8_AVX512(Fn::Expm1)
+STAX_F32_V8_AVX512(Fn::Tanh)
+#undef STAX_F32_V8_AVX512
 
 bool f32::host_has_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&

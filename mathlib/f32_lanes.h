@@ -23,6 +23,11 @@ constexpr bool has_vec_form(Fn f) { return f == Fn::Exp || f == Fn::Expm1 || f =
 /// explicit vector form: call it only where host_has_avx512().
 template <Fn F>
 __attribute__((target("avx512f,avx512dq,avx512vl"))) void eval_lanes8_avx512(float* out, const float* x);
+/// The same, register to register (in a ymm register, as LLVM's <8 x float>
+/// is passed): the CPU kernels' 8-lane entry point on AVX-512 hosts.
+typedef float F32x8 __attribute__((vector_size(32)));
+template <Fn F>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) F32x8 eval_v8_avx512(F32x8 x);
 #endif
 
 }  // namespace stax::math::f32

@@ -85,15 +85,6 @@ __attribute__((target("avx2"))) F32x8 cr2_f32x8(F32x8 x, F32x8 y) {
                             reinterpret_cast<const float*>(&y));
   return r;
 }
-// The functions with explicit vector forms (mathlib/f32_vec.h) on AVX-512
-// hosts: the eight lanes in one 512-bit register;
-// the argument and result stay in a ymm register, as for cr_f32x8.
-template <Fn F>
-__attribute__((target("avx512f,avx512dq,avx512vl"))) F32x8 cr_f32x8_avx512(F32x8 x) {
-  F32x8 r;
-  math::f32::eval_lanes8_avx512<F>(reinterpret_cast<float*>(&r), reinterpret_cast<const float*>(&x));
-  return r;
-}
 // f64: the lanes go through memory to the block entry point.
 template <Fn F>
 F64x2 cr_f64x2(F64x2 x) {
@@ -139,11 +130,12 @@ RuntimeSymbol sym(std::string name, T* f) {
 
 #if defined(__x86_64__)
 /// The 8-lane f32 entry point of a unary function: the 512-bit form where
-/// there is one and the host has AVX-512.
+/// there is one and the host has AVX-512 (mathlib's register-to-register
+/// entry, bound directly: same argument and result registers).
 template <Fn F>
 void* f32x8_entry() {
   if constexpr (math::f32::has_vec_form(F))
-    if (math::f32::host_has_avx512()) return reinterpret_cast<void*>(&cr_f32x8_avx512<F>);
+    if (math::f32::host_has_avx512()) return reinterpret_cast<void*>(&math::f32::eval_v8_avx512<F>);
   return reinterpret_cast<void*>(&cr_f32x8<F>);
 }
 #endif
