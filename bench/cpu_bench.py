@@ -98,7 +98,7 @@ def torch_chain6(threads):
 
 PROGRAMS = [
     ("example_1_1", "interleave-lanes:w=16", numpy_example_1_1, torch_example_1_1),
-    ("softmax_rows", "interleave-lanes:w=16", numpy_softmax, torch_softmax),
+    ("softmax_rows", "interleave-lanes:w=32", numpy_softmax, torch_softmax),
     ("gelu_backward", "", numpy_gelu_backward, torch_gelu_backward),
     ("chain6", "", numpy_chain6, torch_chain6),
 ]

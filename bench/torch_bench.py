@@ -41,8 +41,10 @@ ROWS = [
     ("example_1_1", "example_1_1", "interleave-lanes:w=16"),
     ("softmax_rows", "softmax_rows", ""),
     ("softmax_rows", "softmax_rows", "interleave-lanes:w=16"),
+    ("softmax_rows", "softmax_rows", "interleave-lanes:w=32"),
     ("layer_norm_rows", "layer_norm_rows", ""),
     ("layer_norm_rows", "layer_norm_rows", "interleave-lanes:w=16"),
+    ("layer_norm_rows", "layer_norm_rows", "interleave-lanes:w=32"),
     ("gelu_backward", "gelu_backward", ""),
     # examples/graphs/transformer_block_forward.json through `stax lower --device cpu`
     # at its own size (T=8 tokens, D=16, F=32) and scaled to T=256, D=256, F=1024.

@@ -243,6 +243,20 @@ __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Erf>(float* out, const
 template <Fn F>
 __attribute__((target(STAX_AVX512))) f32::F32x8 f32::eval_v8_avx512(F32x8 x) {
   static const Tables& T = f32::tables();
+  if constexpr (F == Fn::Exp) {  // in registers throughout
+    __m256 o;
+    const __m256 xv = __builtin_bit_cast(__m256, x);
+    const __mmask8 fail = f32::vec::avx512::exp_v(xv, o, T, g_pert[size_t(F)]);
+    if (__builtin_expect(fail != 0, 0)) {
+      float xs[8], os[8];
+      _mm256_storeu_ps(xs, xv);
+      _mm256_storeu_ps(os, o);
+      for (int i = 0; i < 8; ++i)
+        if (fail >> i & 1) os[i] = resolve(F, xs[i], 0.0f, T);
+      o = _mm256_loadu_ps(os);
+    }
+    return __builtin_bit_cast(F32x8, o);
+  }
   alignas(32) float xs[8], o[8];
   alignas(32) int32_t slow[8];
   __builtin_memcpy(xs, &x, sizeof xs);

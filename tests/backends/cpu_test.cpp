@@ -84,7 +84,7 @@ TEST_CASE("1,000 generated programs: CPU bits equal the interpreter's") {
 
 TEST_CASE("generated programs after split/lane/pairwise transforms: CPU bits equal the interpreter's on T(P)") {
   const char* pipelines[] = {"interleave-lanes:w=16", "split-reduction:k=3", "interleave-lanes:w=4:combine=seq",
-                             "pairwise:base=2", "numpy-pairwise"};
+                             "pairwise:base=2", "numpy-pairwise", "interleave-lanes:w=32"};
   int agreed = 0;
   std::vector<std::string> diffs;
   for (uint64_t seed = 1; seed <= 250; ++seed) {
@@ -182,6 +182,22 @@ TEST_CASE("the compile cache serves a kernel it has seen; the IR carries no fast
       CHECK_FALSE(test::contains(ir, flag));
   }
   CHECK(lanes);
+}
+
+TEST_CASE("max and min folds over 32 lanes (two vector accumulators): NaN payloads and signed zeros kept") {
+  for (const char* op : {"max, -inf", "min, inf"}) {
+    INFO(op);
+    Program p = parse("input x : f32[40, 512]\nlet y : f32[40] = red(" + std::string(op) + ", [512], x)\noutput y\n");
+    Program t = transformed(p, "interleave-lanes:w=32");
+    cpu::CompiledProgram cp(t, {1, false, 3});
+    bool lanes32 = false;
+    for (const auto& k : cp.kernels()) lanes32 |= k.lanes;
+    CHECK(lanes32);
+    CHECK(difference(t, 21, 1) == "");
+    CHECK(difference(t, 22, 2) == "");
+    ScopedMutant m("max-drops-nan");  // the deliberately wrong fold: a compare and a select
+    CHECK(difference(t, 21, 1) != "");
+  }
 }
 
 TEST_CASE("every codegen mutant is caught by the bit-for-bit comparison") {
