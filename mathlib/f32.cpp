@@ -237,11 +237,12 @@ __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Erf>(float* out, const
   vec_lanes8<Fn::Erf>(out, x);
 }
 
-// The register-to-register entry: the kernels call it once per eight lanes,
-// so it keeps the lanes in registers and tests the flags with one
-// instruction; the tables are looked up once per process.
+// The register-to-register entries: the kernels call them once per eight or
+// sixteen lanes, so they keep the lanes in registers and test the flags with
+// one instruction; the tables are looked up once per process.
 template <Fn F>
-__attribute__((target(STAX_AVX512))) f32::F32x8 f32::eval_v8_avx512(F32x8 x) {
+[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) f32::F32x8 v8_avx512(f32::F32x8 x) {
+  using f32::F32x8;
   static const Tables& T = f32::tables();
   if constexpr (F == Fn::Exp) {  // in registers throughout
     __m256 o;
@@ -270,6 +271,21 @@ __attribute__((target(STAX_AVX512))) f32::F32x8 f32::eval_v8_avx512(F32x8 x) {
   return r;
 }
 
+
+template <Fn F>
+__attribute__((target(STAX_AVX512))) f32::F32x8 f32::eval_v8_avx512(F32x8 x) {
+  return v8_avx512<F>(x);
+}
+
+template <Fn F>
+__attribute__((target(STAX_AVX512))) f32::F32x16 f32::eval_v16_avx512(F32x16 x) {
+  F32x8 lo = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
+  F32x8 hi = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
+  lo = v8_avx512<F>(lo);
+  hi = v8_avx512<F>(hi);
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
 template <Fn F>
 __attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, const float* x) {
   F32x8 v;
@@ -279,6 +295,7 @@ __attribute__((target(STAX_AVX512))) void f32::eval_lanes8_avx512(float* out, co
 }
 #define STAX_F32_V8_AVX512(F)                                                  \
   template f32::F32x8 f32::eval_v8_avx512<F>(F32x8);                          \
+  template f32::F32x16 f32::eval_v16_avx512<F>(F32x16);                       \
   template void f32::eval_lanes8_avx512<F>(float*, const float*);
 STAX_F32_V8_AVX512(Fn::Exp)
 STAX_F32_V8_AVX512(Fn::Erf)

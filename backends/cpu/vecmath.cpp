@@ -159,6 +159,8 @@ void add_fn(std::vector<RuntimeSymbol>& out) {
 #if defined(__x86_64__)
     out.push_back(sym(f + "_v4", &cr_f32x4<F>));
     out.push_back({f + "_v8", f32x8_entry<F>()});
+    if constexpr (math::f32::has_vec_form(F))
+      if (math::f32::host_has_avx512()) out.push_back(sym(f + "_v16", &math::f32::eval_v16_avx512<F>));
     out.push_back(sym(d + "_v2", &cr_f64x2<F>));
     out.push_back(sym(d + "_v4", &cr_f64x4<F>));
 #endif
@@ -183,6 +185,18 @@ std::string math_symbol(std::string_view base, bool f32, MathBinding b) {
   return (b == MathBinding::HostLibm ? "stax_libm_" : "stax_cr_") + std::string(base) + (f32 ? "f" : "");
 }
 
+#if defined(__x86_64__) && !defined(__clang__)
+/// Whether the f32 entry point `scalar` has a 16-lane variant.
+static bool has_v16(std::string_view scalar) {
+  for (Fn f : {Fn::Exp, Fn::Expm1, Fn::Tanh, Fn::Erf}) {
+    static_assert(math::f32::has_vec_form(Fn::Exp) && math::f32::has_vec_form(Fn::Expm1) &&
+                  math::f32::has_vec_form(Fn::Tanh) && math::f32::has_vec_form(Fn::Erf));
+    if (scalar == "stax_cr_" + std::string(math::fn_name(f)) + "f") return true;
+  }
+  return false;
+}
+#endif
+
 std::vector<VectorVariant> vector_variants(std::string_view scalar, bool f32) {
   std::vector<VectorVariant> v;
 #if defined(__x86_64__)
@@ -195,6 +209,8 @@ std::vector<VectorVariant> vector_variants(std::string_view scalar, bool f32) {
   // GCC), so the JIT's ymm call would not match: clang builds (the sanitizer
   // build) use the 16-byte entry points only. The bits are the same.
   if (f32 ? host_has_avx2() : host_has_avx()) v.push_back({2 * narrow, std::string(scalar) + "_v" + std::to_string(2 * narrow)});
+  // 16 lanes in a zmm register: the f32 functions with AVX-512 forms.
+  if (f32 && math::f32::host_has_avx512() && has_v16(scalar)) v.push_back({16, std::string(scalar) + "_v16"});
 #endif
 #else
   (void)scalar, (void)f32;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <cstring>
 #include <vector>
 
 #include "mathlib/crmath.h"
@@ -261,6 +262,55 @@ TEST_CASE("the one-register entry points of the CPU kernels give eval_f32's bits
     return true;
   }());
 }
+
+#if defined(__x86_64__)
+/// o[0..16) = eval_v16_avx512<F>(x[0..16)): the call is made from AVX-512
+/// code, where the 16-lane vector travels in a zmm register as the callee
+/// expects. Only where host_has_avx512().
+template <Fn F>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void run_v16(const float* x, float* o) {
+  m::f32::F32x16 v;
+  std::memcpy(&v, x, sizeof v);
+  v = m::f32::eval_v16_avx512<F>(v);
+  std::memcpy(o, &v, sizeof v);
+}
+
+/// Elements where the 16-lane entry point differs from `want`, bit for bit
+/// (`nan_any`: any NaN matches any NaN, as MPFR's NaN has no payload); 0
+/// where the host has no AVX-512.
+template <Fn F>
+size_t v16_differs(const std::vector<float>& xs, float (*want)(Fn, float, float), bool nan_any = false) {
+  size_t bad = 0;
+  if (!m::f32::host_has_avx512()) return 0;
+  for (size_t i = 0; i + 16 <= xs.size(); i += 16) {
+    float o[16];
+    run_v16<F>(xs.data() + i, o);
+    for (int k = 0; k < 16; ++k) {
+      float w = want(F, xs[i + size_t(k)], 0.0f);
+      bad += nan_any ? !same(o[k], w) : bits_of(o[k]) != bits_of(w);
+    }
+  }
+  return bad;
+}
+
+TEST_CASE("the 16-lane entry points give eval_f32's bits") {
+  std::vector<float> xs = special_inputs();
+  std::vector<float> r = random_inputs(4000, 6);
+  xs.insert(xs.end(), r.begin(), r.end());
+  auto scalar = [](Fn f, float x, float y) { return m::eval_f32(f, x, y); };
+  auto mpfr = [](Fn f, float x, float y) { return m::mpfr_f32(f, x, y); };
+  CHECK(v16_differs<Fn::Exp>(xs, scalar) == 0);
+  CHECK(v16_differs<Fn::Expm1>(xs, scalar) == 0);
+  CHECK(v16_differs<Fn::Tanh>(xs, scalar) == 0);
+  CHECK(v16_differs<Fn::Erf>(xs, scalar) == 0);
+  CHECK(v16_differs<Fn::Exp>(r, mpfr, true) == 0);
+  // The deliberately wrong case: a perturbed fast path shows in these lanes.
+  m::testing::set_f32_perturbation(Fn::Exp, 0x1p-30);
+  size_t wrong = v16_differs<Fn::Exp>(r, mpfr, true);
+  m::testing::set_f32_perturbation(Fn::Exp, 0.0);
+  if (m::f32::host_has_avx512()) CHECK(wrong > 0);
+}
+#endif
 
 TEST_CASE("a wrong fast path is caught by the comparison with MPFR") {
   // Each fast path's result off by 2^-30 relative, far beyond its claimed
