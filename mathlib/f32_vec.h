@@ -45,9 +45,11 @@
 
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_pd() (a self-initialised
 // variable) as the unused merge operand, which -Wuninitialized reports.
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #define STAX_VEC_NS avx512
 #define STAX_VEC_TARGET STAX_AVX512
 #define STAX_VEC_N 8
@@ -60,6 +62,8 @@
 #undef STAX_VEC_N
 #undef STAX_VEC_FUSED
 #undef STAX_VEC_GATHER
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #endif
