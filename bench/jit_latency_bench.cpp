@@ -3,9 +3,12 @@
 // programs, with where the time goes (engine, emission, verifier, passes,
 // machine code, disk cache, linking). Three passes over the same programs,
 // the in-memory cache emptied before each: no disk cache, a cold disk cache
-// (every kernel compiled and stored), a warm one (every kernel loaded).
+// (every kernel compiled and stored), a warm one (every kernel loaded); and
+// a fourth, "batch", with each program's kernels compiled in one module
+// (CpuOptions::batch, as campaigns do; no disk cache), whose per-kernel
+// times are the program's compile time shared out among its kernels.
 // Not a test: its output goes into README.md.
-//   stax_bench_jit_latency [--programs N] [--opt-level L] [--cache-dir DIR] [--phases off,cold,warm]
+//   stax_bench_jit_latency [--programs N] [--opt-level L] [--cache-dir DIR] [--phases off,cold,warm,batch]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -55,7 +58,7 @@ double sum(const std::vector<double>& xs) {
 
 int main(int argc, char** argv) {
   int programs = 200, level = 3;
-  std::string dir, phases = "off,cold,warm";
+  std::string dir, phases = "off,cold,warm,batch";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--programs")) programs = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--opt-level")) level = std::atoi(argv[i + 1]);
@@ -82,15 +85,16 @@ int main(int argc, char** argv) {
               "optimise codegen link\n",
               "disk cache", "kernels", "hits", "median", "p90", "max", "sum_s", "median", "p90", "max", "engine", "emit", "verify", "opt", "code",
               "disk", "link");
-  for (const char* phase : {"off", "cold", "warm"}) {
+  for (const char* phase : {"off", "cold", "warm", "batch"}) {
     if (phases.find(phase) == std::string::npos) continue;
     jit.clear();  // every kernel is compiled (or loaded) again
-    jit.set_cache_dir(std::strcmp(phase, "off") ? std::optional<std::string>(dir) : std::nullopt);
+    bool batch = !std::strcmp(phase, "batch"), disk = !std::strcmp(phase, "cold") || !std::strcmp(phase, "warm");
+    jit.set_cache_dir(disk ? std::optional<std::string>(dir) : std::nullopt);
     Parts parts;
     int failed = 0;
     for (const sem::Program& p : ps) {
       try {
-        cpu::CompiledProgram cp(p, {1, false, level});
+        cpu::CompiledProgram cp(p, {1, false, level, batch});
         for (const cpu::KernelReport& r : cp.kernels())
           if (!r.cached) parts.add(r);
       } catch (const std::exception& e) {

@@ -43,7 +43,7 @@ std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
       // throughput (the bits never depend on the level).
       int level = name == "cpu" ? 3 : 0;
       r.push_back({name, [level](const Program& p, const Inputs& in) {
-                     return backends::cpu::run(p, in, {1, false, level});
+                     return backends::cpu::run(p, in, {1, false, level, true});
                    }});
     } else if (name == "gpu-emu" || name == "gpu") {
       // gpu-emu: the CUDA C kernels on the host emulator; gpu: on the device

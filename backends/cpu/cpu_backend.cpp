@@ -57,14 +57,29 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     if (auto why = unsupported(spec.expr))
       throw CompileError("normalize left binding " + b.name + " in a form the CPU backend cannot compile (" + *why +
                          "):\n" + print_program(impl_->program));
-    std::string key = kernel_key(spec);
-    CompiledKernel k = jit.compile(key, [&](llvm::Module& m, const std::string& fname) {
-      return emit_kernel(m, fname, spec);
-    }, opt.opt_level);
+    impl_->keys.push_back(kernel_key(spec));
+    impl_->specs.push_back(std::move(spec));
+  }
+  // The emitters refer to the specs, which stay where they are from here on.
+  std::vector<Jit::Request> reqs;
+  for (size_t i = 0; i < impl_->specs.size(); ++i) {
+    const KernelSpec* spec = &impl_->specs[i];
+    reqs.push_back({impl_->keys[i], [spec](llvm::Module& m, const std::string& fname) {
+                      return emit_kernel(m, fname, *spec);
+                    }});
+  }
+  if (opt.batch) {
+    impl_->compiled = jit.compile_batch(reqs, opt.opt_level);
+  } else {
+    for (const Jit::Request& r : reqs) impl_->compiled.push_back(jit.compile(r.key, r.emit, opt.opt_level));
+  }
+  for (size_t i = 0; i < impl_->specs.size(); ++i) {
+    const KernelSpec& spec = impl_->specs[i];
+    const CompiledKernel& k = impl_->compiled[i];
     KernelShape ks = kernel_shape(spec);
     KernelReport r;
-    r.binding = b.name;
-    r.text = print_expr(b.expr, &impl_->program);
+    r.binding = impl_->program.bindings[i].name;
+    r.text = print_expr(impl_->program.bindings[i].expr, &impl_->program);
     r.compile_ms = k.compile_ms;
     r.compile_cpu_ms = k.compile_cpu_ms;
     r.engine_ms = k.engine_ms;
@@ -79,12 +94,9 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.lanes = ks.lanes;
     r.parallel_extent = ks.parallel_extent;
     r.bytes_written = type_bytes(spec.types[0]);
-    for (size_t i = 1; i < spec.types.size(); ++i) r.bytes_read += type_bytes(spec.types[i]);
+    for (size_t j = 1; j < spec.types.size(); ++j) r.bytes_read += type_bytes(spec.types[j]);
     impl_->reports.push_back(std::move(r));
-    impl_->keys.push_back(std::move(key));
-    impl_->specs.push_back(std::move(spec));
     impl_->shapes.push_back(ks);
-    impl_->compiled.push_back(std::move(k));
   }
 }
 

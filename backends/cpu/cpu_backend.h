@@ -18,6 +18,10 @@ struct CpuOptions {
   int threads = 1;       ///< 0: one per hardware thread
   bool keep_ir = false;  ///< keep each kernel's optimised LLVM IR (CompiledProgram::ir)
   int opt_level = 3;     ///< LLVM pipeline O0..O3 (bits never depend on it; speed and compile time do)
+  /// Compile the program's kernels in one LLVM module (Jit::compile_batch):
+  /// the pass pipeline's and code generator's fixed cost once a program, not
+  /// once a kernel, and no disk cache. For campaigns of new small programs.
+  bool batch = false;
 };
 
 struct KernelReport {

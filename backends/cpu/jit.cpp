@@ -144,12 +144,12 @@ std::shared_ptr<Engine> make_engine(int level) {
 struct Lease {
   std::shared_ptr<Engine> engine;  ///< outlives rt (members are destroyed in reverse order)
   llvm::orc::ResourceTrackerSP rt;
-  std::string name;
+  std::vector<std::string> names;  ///< the kernels of its module (several for a batch)
   ~Lease() {
     if (!rt) return;
     llvm::consumeError(rt->remove());
     std::lock_guard<std::mutex> lock(engine->live_mu);
-    engine->live.erase(name);
+    for (const std::string& n : names) engine->live.erase(n);
   }
 };
 
@@ -157,6 +157,12 @@ std::string hex64(uint64_t v) {
   char b[17];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
   return b;
+}
+
+/// The cache key: the active mutant changes code generation, and the level
+/// the code.
+std::string full_key(const std::string& key_text, int level) {
+  return std::string(sem::active_mutant()) + "\nO" + std::to_string(level) + "\n" + key_text;
 }
 
 struct Entry {
@@ -181,6 +187,45 @@ struct Jit::Impl {
   std::unique_ptr<ObjectFileCache> disk;
   double store_min_ms = kStoreMinMs;
   std::string identity;  ///< code_generator_identity(), part of every disk key
+
+  /// The cached kernel of `key` (marked most recently used), if any.
+  std::optional<CompiledKernel> hit(const std::string& key) {
+    auto it = cache.find(key);
+    if (it == cache.end()) return std::nullopt;
+    Entry& e = it->second;
+    lru.splice(lru.begin(), lru, e.lru);
+    CompiledKernel k{e.fn, e.lease, e.reasons};
+    k.cached = true;
+    return k;
+  }
+
+  /// A name for the kernel of `key` not defined in `eng` now (the key's own
+  /// unless an evicted copy still holds it), claimed; `own` says which.
+  std::string claim_name(Engine& eng, const std::string& key, bool* own) {
+    std::string fname = "stax_kernel_" + hex64(llvm::xxHash64(key));
+    std::lock_guard<std::mutex> live_lock(eng.live_mu);
+    *own = eng.live.insert(fname).second;
+    if (!*own) {
+      fname += "_" + std::to_string(counter);
+      eng.live.insert(fname);
+    }
+    return fname;
+  }
+
+  /// Throws CompileError when `mod` is not valid IR, releasing `names`.
+  void verify(Engine& eng, const llvm::Module& mod, const std::vector<std::string>& names, const std::string& what) {
+    std::string verr;
+    llvm::raw_string_ostream vos(verr);
+    if (!llvm::verifyModule(mod, &vos)) return;
+    {
+      std::lock_guard<std::mutex> live_lock(eng.live_mu);
+      for (const std::string& n : names) eng.live.erase(n);
+    }
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    mod.print(os, nullptr);
+    throw CompileError("invalid LLVM IR for kernel:\n" + what + "\n" + vos.str() + "\n" + os.str());
+  }
 
   void evict() {
     while (cache.size() > capacity) {
@@ -299,16 +344,9 @@ void Jit::set_capacity(int64_t kernels) {
 
 CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int opt_level) {
   opt_level = std::clamp(opt_level, 0, 3);
-  // The active mutant changes code generation: it is part of the key.
-  std::string key = std::string(sem::active_mutant()) + "\nO" + std::to_string(opt_level) + "\n" + key_text;
+  std::string key = full_key(key_text, opt_level);
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (auto it = impl_->cache.find(key); it != impl_->cache.end()) {
-    Entry& e = it->second;
-    impl_->lru.splice(impl_->lru.begin(), impl_->lru, e.lru);
-    CompiledKernel k{e.fn, e.lease, e.reasons};
-    k.cached = true;
-    return k;
-  }
+  if (auto k = impl_->hit(key)) return *k;
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -323,18 +361,11 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   auto t1 = Clock::now();
   // The name is a function of the key, so that an object from the disk
   // cache defines the symbol looked up here.
-  std::string fname = "stax_kernel_" + hex64(llvm::xxHash64(key));
+  bool own = false;
+  std::string fname = impl_->claim_name(eng, key, &own);
   // Not at O0: its kernels compile in about 1 ms, and the lookup alone
   // (printing the IR for the key) cost a fuzzing campaign 15 % of its CPU.
-  bool use_disk = impl_->disk != nullptr && opt_level > 0;
-  {
-    std::lock_guard<std::mutex> live_lock(eng.live_mu);
-    if (!eng.live.insert(fname).second) {
-      fname += "_" + std::to_string(impl_->counter);
-      use_disk = false;
-      eng.live.insert(fname);
-    }
-  }
+  bool use_disk = impl_->disk != nullptr && opt_level > 0 && own;
   InFlight& fl = eng.in_flight;
   fl.module_id = fname;
   fl.hit.reset();
@@ -347,16 +378,7 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   mod->setTargetTriple(eng.tm->getTargetTriple().str());
   std::vector<std::string> reasons = emit(*mod, fname);
   auto t3 = Clock::now();
-  std::string verr;
-  llvm::raw_string_ostream vos(verr);
-  if (llvm::verifyModule(*mod, &vos)) {
-    std::lock_guard<std::mutex> live_lock(eng.live_mu);
-    eng.live.erase(fname);
-    std::string ir;
-    llvm::raw_string_ostream os(ir);
-    mod->print(os, nullptr);
-    throw CompileError("invalid LLVM IR for kernel:\n" + key_text + "\n" + vos.str() + "\n" + os.str());
-  }
+  impl_->verify(eng, *mod, {fname}, key_text);
   auto t4 = Clock::now();
   if (use_disk) {
     // The key holds the emitted IR itself, not only the kernel text: a
@@ -384,7 +406,7 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   }
   auto lease = std::make_shared<Lease>();
   lease->engine = ep;
-  lease->name = fname;
+  lease->names = {fname};
   lease->rt = eng.jit->getMainJITDylib().createResourceTracker();
   fl.generated = t5;
   if (auto err = eng.jit->addIRModule(lease->rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
@@ -412,6 +434,102 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
   k.link_ms = ms(fl.generated, t6) - fl.store_ms;
   fl.hit.reset();
   return k;
+}
+
+std::vector<CompiledKernel> Jit::compile_batch(const std::vector<Request>& reqs, int opt_level) {
+  opt_level = std::clamp(opt_level, 0, 3);
+  std::vector<CompiledKernel> out(reqs.size());
+  // The kernels to compile: first occurrences of keys not in the cache.
+  std::vector<size_t> todo;
+  std::map<std::string, size_t> first;  // full key -> index in reqs
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    std::string key = full_key(reqs[i].key, opt_level);
+    if (auto k = impl_->hit(key)) out[i] = *k;
+    else if (first.emplace(key, i).second) todo.push_back(i);
+  }
+  if (impl_->keep_ir || todo.size() < 2) {
+    lock.unlock();
+    for (size_t i = 0; i < reqs.size(); ++i)
+      if (!out[i].fn) out[i] = compile(reqs[i].key, reqs[i].emit, opt_level);
+    return out;
+  }
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  double cpu0 = thread_cpu_ms();
+  auto t0 = Clock::now();
+  std::shared_ptr<Engine> ep = impl_->engine(opt_level);
+  Engine& eng = *ep;
+  eng.compiled += int64_t(todo.size());
+  impl_->counter += int64_t(todo.size());
+  auto t1 = Clock::now();
+  std::string module_name = "stax_batch_" + std::to_string(impl_->counter);
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>(module_name, *ctx);
+  mod->setDataLayout(eng.tm->createDataLayout());
+  mod->setTargetTriple(eng.tm->getTargetTriple().str());
+  std::vector<std::string> keys, names, what;
+  std::vector<std::vector<std::string>> reasons;
+  for (size_t i : todo) {
+    keys.push_back(full_key(reqs[i].key, opt_level));
+    bool own = false;
+    names.push_back(impl_->claim_name(eng, keys.back(), &own));
+    reasons.push_back(reqs[i].emit(*mod, names.back()));
+    what.push_back(reqs[i].key);
+  }
+  auto t2 = Clock::now();
+  std::string all;
+  for (const std::string& w : what) all += w;
+  impl_->verify(eng, *mod, names, all);
+  auto t3 = Clock::now();
+  InFlight& fl = eng.in_flight;
+  fl.module_id = module_name;
+  fl.hit.reset();
+  fl.disk = nullptr;
+  fl.store_ms = 0;
+  impl_->optimise(*mod, opt_level);
+  auto t4 = Clock::now();
+  auto lease = std::make_shared<Lease>();
+  lease->engine = ep;
+  lease->names = names;
+  lease->rt = eng.jit->getMainJITDylib().createResourceTracker();
+  fl.generated = t4;
+  if (auto err = eng.jit->addIRModule(lease->rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))))
+    throw CompileError("JIT failed for kernels:\n" + all + "\n" + take_error(std::move(err)));
+  std::vector<KernelFn> fns;
+  for (size_t j = 0; j < names.size(); ++j) {
+    auto addr = eng.jit->lookup(names[j]);
+    if (!addr) throw CompileError("JIT lookup failed for kernel:\n" + what[j] + "\n" + take_error(addr.takeError()));
+    fns.push_back(addr->toPtr<KernelFn>());
+  }
+  auto t5 = Clock::now();
+  double n = double(todo.size()), cpu = thread_cpu_ms() - cpu0;
+  for (size_t j = 0; j < todo.size(); ++j) {
+    impl_->lru.push_front(keys[j]);
+    impl_->cache.emplace(keys[j], Entry{fns[j], reasons[j], lease, impl_->lru.begin(), &eng});
+    CompiledKernel& k = out[todo[j]];
+    k.fn = fns[j];
+    k.lease = lease;
+    k.reasons = reasons[j];
+    k.compile_ms = ms(t0, t5) / n;
+    k.compile_cpu_ms = cpu / n;
+    k.engine_ms = ms(t0, t1) / n;
+    k.emit_ms = ms(t1, t2) / n;
+    k.verify_ms = ms(t2, t3) / n;
+    k.optimise_ms = ms(t3, t4) / n;
+    k.codegen_ms = ms(t4, fl.generated) / n;
+    k.link_ms = ms(fl.generated, t5) / n;
+  }
+  impl_->evict();
+  // Repeated keys share their first occurrence's kernel.
+  for (size_t i = 0; i < reqs.size(); ++i)
+    if (!out[i].fn) {
+      out[i] = out[first.at(full_key(reqs[i].key, opt_level))];
+      out[i].cached = true;
+    }
+  return out;
 }
 
 }  // namespace stax::backends::cpu

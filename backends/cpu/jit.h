@@ -66,6 +66,21 @@ class Jit {
   /// generator's level; no level changes a bit of the results.
   CompiledKernel compile(const std::string& key, const EmitFn& emit, int opt_level = 2);
 
+  /// A kernel to compile with others: its key and emitter, as for compile().
+  struct Request {
+    std::string key;
+    EmitFn emit;
+  };
+  /// The kernels of `reqs`, those missing from the in-memory cache emitted
+  /// into one module, optimised and compiled together: the pass pipeline's
+  /// and the code generator's fixed cost is paid once, not once a kernel
+  /// (most of a small kernel's compile time). Each kernel is its own
+  /// function with its own key, so the code and the bits are those of
+  /// compile(); the disk cache is not used, and each CompiledKernel reports
+  /// an equal share of the batch's times. With keep_ir, or fewer than two
+  /// kernels to compile, this is compile() on each.
+  std::vector<CompiledKernel> compile_batch(const std::vector<Request>& reqs, int opt_level = 2);
+
   /// The optimised LLVM IR of a kernel compiled (not cached) with this key
   /// when `keep_ir` was set; empty otherwise.
   std::string optimised_ir(const std::string& key) const;

@@ -96,3 +96,40 @@ TEST_CASE("jit cache: bounded, releases evicted kernels, keeps those still held"
   jit.set_capacity(512);
   CHECK(jit.cached_count() <= 512);
 }
+
+TEST_CASE("jit batch: a program's kernels in one module, repeated kernels shared, the cache consulted first") {
+  cpu::Jit& jit = cpu::Jit::instance();
+  jit.set_capacity(512);
+  // Three bindings, two of them the same kernel text (y and z), one new (w).
+  Program p = test::parse_ok(
+      "input x : f32[64]\nlet y = map(fn(a) => add(mul(a, 3.0), 1.0), x)\n"
+      "let z = map(fn(a) => add(mul(a, 3.0), 1.0), x)\nlet w = map(fn(a, b) => sub(a, b), y, z)\n"
+      "let v = map(fn(a) => mul(a, 0.5), w)\noutput w\noutput v\n");
+  std::vector<float> v(64);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i) * 0.37f;
+  Inputs in;
+  in["x"] = test::f32({64}, v);
+  cpu::CompiledProgram one(p, {1, false, 1, false});
+  cpu::CompiledProgram batch(p, {1, false, 2, true});
+  IeeeOutcome a = one.run(in), b = batch.run(in), ref = eval_ieee(p, in);
+  REQUIRE(!a.failure);
+  REQUIRE(!b.failure);
+  for (const char* o : {"w", "v"}) {
+    CHECK(test::bits32(*ref.outputs.at(o)) == test::bits32(*b.outputs.at(o)));
+    CHECK(test::bits32(*a.outputs.at(o)) == test::bits32(*b.outputs.at(o)));
+  }
+  // Compiled again in a batch: every kernel comes from the cache.
+  cpu::CompiledProgram again(p, {1, false, 2, true});
+  for (const cpu::KernelReport& r : again.kernels()) CHECK(r.cached);
+  // The deliberately wrong case: a program whose kernels differ in one
+  // constant gives other bits, batch or not (the kernels are not confused).
+  Program q = test::parse_ok(
+      "input x : f32[64]\nlet y = map(fn(a) => add(mul(a, 3.0), 1.0), x)\n"
+      "let z = map(fn(a) => add(mul(a, 3.0), 1.5), x)\nlet w = map(fn(a, b) => sub(a, b), y, z)\n"
+      "let v = map(fn(a) => mul(a, 0.5), w)\noutput w\noutput v\n");
+  cpu::CompiledProgram other(q, {1, false, 2, true});
+  IeeeOutcome c = other.run(in);
+  REQUIRE(!c.failure);
+  CHECK(test::bits32(*b.outputs.at("w")) != test::bits32(*c.outputs.at("w")));
+  CHECK(test::bits32(*eval_ieee(q, in).outputs.at("w")) == test::bits32(*c.outputs.at("w")));
+}
