@@ -50,12 +50,14 @@ ROWS = [
     # at its own size (T=8 tokens, D=16, F=32) and scaled to T=256, D=256, F=1024.
     ("transformer_block_forward T=8 D=16 F=32", "tbf_8_16_32", ""),
     ("transformer_block_forward T=256 D=256 F=1024", "tbf_256_256_1024", ""),
+    ("transformer_block forward+backward T=8 D=16 F=32", "tbb_8_16_32", ""),
+    ("transformer_block forward+backward T=64 D=64 F=256", "tbb_64_64_256", ""),
 ]
 
 
 def block_dims(prog):
-    """tbf_T_D_F -> (T, D, F), else None."""
-    if not prog.startswith("tbf_"):
+    """tbf_T_D_F (the forward) or tbb_T_D_F (forward and backward) -> (T, D, F), else None."""
+    if not prog.startswith(("tbf_", "tbb_")):
         return None
     return tuple(int(v) for v in prog.split("_")[1:])
 
@@ -96,6 +98,8 @@ def make_inputs(prog, d):
             sh = tuple(i["shape"])
             scale = 1.0 if len(sh) < 2 or i["name"] == "x" else 1.0 / np.sqrt(sh[0])
             arrs[i["name"]] = (rng.standard_normal(sh, dtype=f32) * f32(scale)).astype(f32)
+        if prog.startswith("tbb_"):
+            arrs["tangents_1"] = np.array(1.0, dtype=f32)  # the loss's seed: d loss / d loss
     else:
         raise ValueError(prog)
     paths = {}
@@ -160,13 +164,29 @@ def torch_worker(a):
     t = {n: torch.from_numpy(np.load(p)) for n, p in spec["inputs"].items()}
     f, args = torch_fn(spec["prog"], t)
     out = {"torch": torch.__version__, "threads": torch.get_num_threads()}
-    with torch.no_grad():
-        out["eager_ms"] = median_ms(f, args, a.repeats)
-        g = torch.compile(f)
+    if spec["prog"].startswith("tbb_"):
+        # Forward and backward: the loss and its gradients with respect to
+        # every input, as the joint graph of `stax grad` computes them; the
+        # compiled side is torch.compile's forward and AOTAutograd backward.
+        args = tuple(x.clone().requires_grad_() for x in args)
+        seed = t["tangents_1"]
+
+        def step(fb):
+            return lambda *xs: torch.autograd.grad(fb(*xs), xs, grad_outputs=seed)
+        out["eager_ms"] = median_ms(step(f), args, a.repeats)
+        g = step(torch.compile(f))
         t0 = time.perf_counter()
-        y = g(*args)
+        y = g(*args)[0].detach()
         out["compile_s"] = time.perf_counter() - t0
         out["inductor_ms"] = median_ms(g, args, a.repeats)
+    else:
+        with torch.no_grad():
+            out["eager_ms"] = median_ms(f, args, a.repeats)
+            g = torch.compile(f)
+            t0 = time.perf_counter()
+            y = g(*args)
+            out["compile_s"] = time.perf_counter() - t0
+            out["inductor_ms"] = median_ms(g, args, a.repeats)
     if spec.get("ours"):
         ours = np.load(spec["ours"]).astype(np.float64)
         ref = y.double().numpy()
@@ -185,11 +205,20 @@ def stax_json(cmd):
     return json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
 
 
-def lower_block(stax, dims, d):
-    """Write the block graph at `dims` and `stax lower` it to d/block.stx."""
+def lower_block(stax, prog, d):
+    """Write the block graph of `prog` (for tbb_, the joint graph of `stax
+    grad`: the loss and every input's gradient) and `stax lower` it to
+    d/block.stx."""
     gpath, stx = os.path.join(d, "block.json"), os.path.join(d, "block.stx")
     with open(gpath, "w") as fh:
-        json.dump(block_graph(dims), fh)
+        json.dump(block_graph(block_dims(prog)), fh)
+    if prog.startswith("tbb_"):
+        r = subprocess.run([stax, "grad", gpath, "--json"], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"stax grad failed ({r.returncode}) on {gpath}:\n{r.stderr}")
+        gpath = os.path.join(d, "joint.json")
+        with open(gpath, "w") as fh:
+            fh.write(r.stdout)
     r = subprocess.run([stax, "lower", gpath, "--device", "cpu"], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"stax lower failed ({r.returncode}) on {gpath}:\n{r.stderr}")
@@ -298,7 +327,7 @@ def main():
             variants = [(name, transform) for name, pr, transform in rows if pr == prog]
             d = os.path.join(tmp, prog)
             os.makedirs(d, exist_ok=True)
-            stx = lower_block(a.stax, block_dims(prog), d) if block_dims(prog) else \
+            stx = lower_block(a.stax, prog, d) if block_dims(prog) else \
                 os.path.join(HERE, "programs", prog + ".stx")
             inputs = make_inputs(prog, d)
             flags = [x for n, p in inputs.items() for x in ("--input", f"{n}={p}")]
