@@ -412,8 +412,42 @@ Rule arg_reduction(RedOp op) {
   };
 }
 
+/// Whether `e` computes anything (a map, a reduction, a draw), not only
+/// reads memory through views, constants and iotas.
+bool computes(const Expr& e) {
+  if (std::holds_alternative<MapE>(e->p) || std::holds_alternative<RedE>(e->p) ||
+      std::holds_alternative<RandE>(e->p) || std::holds_alternative<LetE>(e->p))
+    return true;
+  for (const Expr& c : xform::children(e))
+    if (computes(c)) return true;
+  return false;
+}
+
+/// Operand i of a matrix product, each of whose elements the product reads
+/// `reuse` times. Beyond the text's rules (6.6 decides by the number of
+/// users, not by how often one user reads an element): an operand that
+/// computes anything is realized, so that its work (a GELU's erf, a
+/// gradient's sums) is done once per element rather than once per term of
+/// the product; inlined, a [64, 256] GELU under a 64-column product ran its
+/// erf 64 times an element. Exact either way (Prop. 6.1).
+Expr product_operand(const Args& a, size_t i, int64_t reuse) {
+  Expr e = a.tensor(i);
+  if (reuse < 2 || !computes(e)) return e;
+  const std::string& name = a.at(i).get<std::string>();
+  return a.env.ref(a.env.in_memory(name, "beyond 6.6: an operand of the matrix product '" + a.n.name + "', which reads each element " +
+                                             std::to_string(reuse) + " times"));
+}
+
 Rule matmul(bool batched) {
-  return [batched](const Args& a) { return matmul_red(a.tensor(0), a.tensor(1), batched); };
+  return [batched](const Args& a) {
+    Expr x = a.tensor(0), y = a.tensor(1);
+    // a[.., M, K] @ b[.., K, N]: a's elements are read N times, b's M times
+    // (the shapes are checked by matmul_red).
+    const Shape& sx = x->type.shape;
+    const Shape& sy = y->type.shape;
+    int64_t n = sy.empty() ? 1 : sy.back(), m = sx.size() < 2 ? 1 : sx[sx.size() - 2];
+    return matmul_red(product_operand(a, 0, n), product_operand(a, 1, m), batched);
+  };
 }
 
 Expr matrix_transpose(const Args& a) {

@@ -187,6 +187,32 @@ output u
   CHECK(check(eager.program, wrong, xform::SemClass::Exact).status == oracle::Status::Counterexample);
 }
 
+TEST_CASE("an operand of a matrix product that computes is realized, a view is not (beyond 6.6)", "[compiler]") {
+  Lowered cpu = lower_file("examples/graphs/transformer_block_forward.json", "cpu");
+  auto decision = [&](const std::string& n) -> const Decision* {
+    for (const Decision& d : cpu.decisions)
+      if (d.node == n) return &d;
+    return nullptr;
+  };
+  // act = gelu(up) has one user, the product down = act @ W2: inlined, its
+  // erf would run once per term of the product (16 times an element).
+  REQUIRE(decision("act") != nullptr);
+  CHECK(decision("act")->realized);
+  CHECK(test::contains(decision("act")->reason, "beyond 6.6: an operand of the matrix product 'down'"));
+  // kt = t(k) only reads k through a view: inlined into scores as before.
+  REQUIRE(decision("kt") != nullptr);
+  CHECK(!decision("kt")->realized);
+  Lowered eager = lower_file("examples/graphs/transformer_block_forward.json", "cpu", true);
+  CHECK(check(eager.program, cpu.program, cpu.cls).status == oracle::Status::Verified);
+  // Deliberately wrong: act's buffer computed by another function.
+  sem::Program wrong = replace_binding(cpu.program, "act", R"(
+input up : f32[8, 32]
+let act : f32[8, 32] = map(fn(a) => mul(a, 0.5), up)
+output act
+)");
+  CHECK(check(eager.program, wrong, xform::SemClass::Exact).status == oracle::Status::Counterexample);
+}
+
 TEST_CASE("Count domain: each op or cast counts once, whatever its uses", "[compiler]") {
   sem::Program p = test::parse_ok(R"(
 input x : f32[4]
