@@ -657,18 +657,19 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     });
     return;
   }
-  // Lanes: one accumulator per index of the last output dimension, stepped
-  // innermost; each accumulator folds its own elements in program order.
-  int64_t lanes = out.back();
+  // Lanes: one accumulator per index of the last output dimension (per
+  // index of a block of it), stepped innermost; each accumulator folds its
+  // own elements in program order.
+  int64_t lanes = ks.lane_block, blocks = out.back() / lanes;
   Shape outer(out.begin(), out.end() - 1);
   llvm::AllocaInst* accs = entry_alloca(ct, lanes);
-  auto body = [&]() {
+  auto block = [&](Value* base) {
     for (int64_t l = 0; l < lanes; ++l) b_.CreateStore(init, b_.CreateConstInBoundsGEP1_64(ct, accs, uint64_t(l)));
     std::vector<Value*> ridx;
     nest(r.extents, 0, ridx, [&]() {
       loop(i64(0), i64(lanes), [&](Value* l) {
         std::vector<Value*> ol = o;
-        ol.push_back(l);
+        ol.push_back(b_.CreateAdd(base, l));
         pos_ = flat(ol, out);
         Value* slot = b_.CreateInBoundsGEP(ct, accs, l);
         Value* x = elem(r.src, full_index(ol, ridx));
@@ -677,9 +678,13 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     });
     loop(i64(0), i64(lanes), [&](Value* l) {
       std::vector<Value*> ol = o;
-      ol.push_back(l);
+      ol.push_back(b_.CreateAdd(base, l));
       store(b_.CreateLoad(ct, b_.CreateInBoundsGEP(ct, accs, l)), flat(ol, out));
     });
+  };
+  auto body = [&]() {
+    if (blocks == 1) return block(i64(0));
+    loop(i64(0), i64(blocks), [&](Value* jb) { block(b_.CreateMul(jb, i64(lanes))); });
   };
   if (outer.empty()) {
     body();
@@ -772,9 +777,18 @@ KernelShape kernel_shape(const KernelSpec& s) {
   KernelShape k;
   const Shape& out = s.types[0].shape;
   if (const auto* r = std::get_if<RedE>(&s.expr->p)) {
-    int64_t lanes = out.empty() ? 0 : out.back();
-    k.lanes = !red_is_arg(r->op) && lanes >= 2 && lanes <= kMaxLanes && num_elements(r->extents) >= kMinLaneFold;
+    // A longer last dimension of a rank-2 or higher output (a matrix
+    // product's columns) is stepped in blocks of 32, 16 or 8 lanes, one block
+    // of accumulators at a time; each accumulator still folds its own
+    // elements in program order. (A rank-1 output keeps one accumulator at
+    // a time: its threads split that one dimension.)
+    int64_t last = out.empty() ? 0 : out.back(), block = 0;
+    if (last >= 2 && last <= kMaxLanes) block = last;
+    for (int64_t b : {kMaxLanes, kMaxLanes / 2, kMaxLanes / 4})
+      if (block == 0 && out.size() >= 2 && last > kMaxLanes && last % b == 0) block = b;
+    k.lanes = !red_is_arg(r->op) && block > 0 && num_elements(r->extents) >= kMinLaneFold;
     if (k.lanes) {
+      k.lane_block = block;
       k.parallel_extent = out.size() >= 2 ? out[0] : 1;
       return k;
     }

@@ -48,6 +48,7 @@ std::optional<std::string> unsupported(const sem::Expr& e);
 
 struct KernelShape {
   bool lanes = false;           ///< vector accumulators over the last output dimension
+  int64_t lane_block = 0;       ///< with lanes: accumulators at a time (the last dimension, or a divisor of it)
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
 };
 KernelShape kernel_shape(const KernelSpec& s);

@@ -203,6 +203,33 @@ TEST_CASE("max and min folds over 32 lanes (two vector accumulators): NaN payloa
   }
 }
 
+TEST_CASE("blocked lanes: a matrix product and column folds over more than 32 columns, in blocks of 32, 16, 8") {
+  // The last output dimension (96 = 3 x 32, 48 = 3 x 16, 40 = 5 x 8) of a
+  // rank-2 output is stepped a block of accumulators at a time; each still
+  // folds in order.
+  const char* programs[] = {
+      "input a : f32[12, 20]\ninput b : f32[20, 96]\nlet y : f32[12, 96] = red(sum, 0.0, [20], map(mul, "
+      "view(a, [12, 96, 20], (i, j, k) -> (i, k)), view(b, [12, 96, 20], (i, j, k) -> (k, j))))\noutput y\n",
+      "input x : f32[3, 64, 48]\nlet y : f32[3, 48] = red(max, -inf, [64], view(x, [3, 48, 64], (b, j, i) -> (b, i, j)))"
+      "\noutput y\n",
+      "input x : f32[2, 64, 40]\nlet y : f32[2, 40] = red(min, inf, [64], view(x, [2, 40, 64], (b, j, i) -> (b, i, j)))"
+      "\noutput y\n",
+  };
+  for (const char* text : programs) {
+    INFO(text);
+    Program p = parse(text);
+    cpu::CompiledProgram cp(p, {1, false, 3});
+    REQUIRE(cp.kernels().size() == 1);
+    CHECK(cp.kernels()[0].lanes);
+    CHECK(difference(p, 31, 1) == "");
+    CHECK(difference(p, 32, 2, 0) == "");
+  }
+  // The deliberately wrong fold: max without its NaN rule.
+  Program p = parse(programs[1]);
+  ScopedMutant m("max-drops-nan");
+  CHECK(difference(p, 31, 1) != "");
+}
+
 TEST_CASE("every codegen mutant is caught by the bit-for-bit comparison") {
   struct Case {
     const char* mutant;
