@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Exhaustive binary32 checks of every correctly rounded function against MPFR
+# (issue 17: the "Full 2^32 runs" table of mathlib/README.md), one function
+# after another, at nice 19, resumable: rerun the same command to continue.
+#   scripts/mathcheck_all.sh [DIR] [FUNCTION...]
+# DIR (default mathcheck-runs/, ignored by git) receives F.out (the report),
+# F.err (the progress lines), F.state (the resume point) and F.done.
+# Needs build/cli/stax (scripts/build.sh). About 20-40 min of one core per
+# function on this 2-core machine; a long campaign, not a test.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dir="${1:-$root/mathcheck-runs}"
+shift || true
+fns=("$@")
+[ ${#fns[@]} -gt 0 ] || fns=(exp erf expm1 tanh log log2 log10 log1p sin cos)
+stax="$root/build/cli/stax"
+[ -x "$stax" ] || { echo "mathcheck_all: $stax missing (scripts/build.sh)" >&2; exit 2; }
+mkdir -p "$dir"
+cd "$dir"
+for f in "${fns[@]}"; do
+  [ -f "$f.done" ] && { echo "mathcheck_all: $f done: $(tail -n 3 "$f.out" | tr '\n' ' ')"; continue; }
+  echo "mathcheck_all: $f"
+  nice -n 19 "$stax" mathcheck "$f" --exhaustive --jobs 1 --against host --resume "$f.state" > "$f.out" 2> "$f.err"
+  touch "$f.done"
+done
