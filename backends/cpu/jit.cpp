@@ -440,15 +440,16 @@ std::vector<CompiledKernel> Jit::compile_batch(const std::vector<Request>& reqs,
   opt_level = std::clamp(opt_level, 0, 3);
   std::vector<CompiledKernel> out(reqs.size());
   // The kernels to compile: first occurrences of keys not in the cache.
-  std::vector<size_t> todo;
+  std::vector<std::string> keys;  // the full key of each request
+  std::vector<size_t> pending;    // first occurrences missing from the cache
   std::map<std::string, size_t> first;  // full key -> index in reqs
   std::unique_lock<std::mutex> lock(impl_->mu);
   for (size_t i = 0; i < reqs.size(); ++i) {
-    std::string key = full_key(reqs[i].key, opt_level);
-    if (auto k = impl_->hit(key)) out[i] = *k;
-    else if (first.emplace(key, i).second) todo.push_back(i);
+    keys.push_back(full_key(reqs[i].key, opt_level));
+    if (auto k = impl_->hit(keys[i])) out[i] = *k;
+    else if (first.emplace(keys[i], i).second) pending.push_back(i);
   }
-  if (impl_->keep_ir || todo.size() < 2) {
+  if (impl_->keep_ir || pending.size() < 2) {
     lock.unlock();
     for (size_t i = 0; i < reqs.size(); ++i)
       if (!out[i].fn) out[i] = compile(reqs[i].key, reqs[i].emit, opt_level);
@@ -462,20 +463,19 @@ std::vector<CompiledKernel> Jit::compile_batch(const std::vector<Request>& reqs,
   auto t0 = Clock::now();
   std::shared_ptr<Engine> ep = impl_->engine(opt_level);
   Engine& eng = *ep;
-  eng.compiled += int64_t(todo.size());
-  impl_->counter += int64_t(todo.size());
+  eng.compiled += int64_t(pending.size());
+  impl_->counter += int64_t(pending.size());
   auto t1 = Clock::now();
   std::string module_name = "stax_batch_" + std::to_string(impl_->counter);
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>(module_name, *ctx);
   mod->setDataLayout(eng.tm->createDataLayout());
   mod->setTargetTriple(eng.tm->getTargetTriple().str());
-  std::vector<std::string> keys, names, what;
+  std::vector<std::string> names, what;
   std::vector<std::vector<std::string>> reasons;
-  for (size_t i : todo) {
-    keys.push_back(full_key(reqs[i].key, opt_level));
+  for (size_t i : pending) {
     bool own = false;
-    names.push_back(impl_->claim_name(eng, keys.back(), &own));
+    names.push_back(impl_->claim_name(eng, keys[i], &own));
     reasons.push_back(reqs[i].emit(*mod, names.back()));
     what.push_back(reqs[i].key);
   }
@@ -505,11 +505,11 @@ std::vector<CompiledKernel> Jit::compile_batch(const std::vector<Request>& reqs,
     fns.push_back(addr->toPtr<KernelFn>());
   }
   auto t5 = Clock::now();
-  double n = double(todo.size()), cpu = thread_cpu_ms() - cpu0;
-  for (size_t j = 0; j < todo.size(); ++j) {
-    impl_->lru.push_front(keys[j]);
-    impl_->cache.emplace(keys[j], Entry{fns[j], reasons[j], lease, impl_->lru.begin(), &eng});
-    CompiledKernel& k = out[todo[j]];
+  double n = double(pending.size()), cpu = thread_cpu_ms() - cpu0;
+  for (size_t j = 0; j < pending.size(); ++j) {
+    impl_->lru.push_front(keys[pending[j]]);
+    impl_->cache.emplace(keys[pending[j]], Entry{fns[j], reasons[j], lease, impl_->lru.begin(), &eng});
+    CompiledKernel& k = out[pending[j]];
     k.fn = fns[j];
     k.lease = lease;
     k.reasons = reasons[j];
@@ -526,7 +526,7 @@ std::vector<CompiledKernel> Jit::compile_batch(const std::vector<Request>& reqs,
   // Repeated keys share their first occurrence's kernel.
   for (size_t i = 0; i < reqs.size(); ++i)
     if (!out[i].fn) {
-      out[i] = out[first.at(full_key(reqs[i].key, opt_level))];
+      out[i] = out[first.at(keys[i])];
       out[i].cached = true;
     }
   return out;
