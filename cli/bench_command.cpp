@@ -130,8 +130,10 @@ int bench_command(const BenchOptions& o) {
       double gbs = run > 0 ? double(bytes) / run / 1e6 : 0;
       double cgbs = copy > 0 ? double(bytes) / copy / 1e6 : 0;
       double ratio = cgbs > 0 ? gbs / cgbs : 0;
-      std::string shape = std::string(kr.lanes ? "lanes" : (kr.text.rfind("red(", 0) == 0 ? "fold" : "pointwise")) +
-                          ", parallel over " + std::to_string(kr.parallel_extent);
+      std::string shape = kr.lanes ? "lanes " + std::to_string(kr.lane_block)
+                                   : (kr.text.rfind("red(", 0) == 0 ? "fold" : "pointwise");
+      if (kr.row_block > 1) shape += " x " + std::to_string(kr.row_block) + " rows";
+      shape += ", parallel over " + std::to_string(kr.parallel_extent);
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},
                                             {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms},

@@ -638,32 +638,53 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   }
   // Lanes: one accumulator per index of the last output dimension (per
   // index of a block of it), stepped innermost; each accumulator folds its
-  // own elements in program order.
-  int64_t lanes = ks.lane_block, blocks = out.back() / lanes;
-  Shape outer(out.begin(), out.end() - 1);
-  llvm::AllocaInst* accs = entry_alloca(ct, lanes);
-  auto block = [&](Value* base) {
-    for (int64_t l = 0; l < lanes; ++l) b_.CreateStore(init, b_.CreateConstInBoundsGEP1_64(ct, accs, uint64_t(l)));
+  // own elements in program order. With a row block, `rows` consecutive
+  // indices of the second-to-last dimension are stepped together, each with
+  // its own block of accumulators.
+  int64_t lanes = ks.lane_block, blocks = out.back() / lanes, rows = ks.row_block;
+  Shape outer(out.begin(), out.end() - (rows > 1 ? 2 : 1));
+  llvm::AllocaInst* accs = entry_alloca(ct, rows * lanes);
+  // The output index of lane l of row r: o, then the row (with a row
+  // block), then the column.
+  auto index_of = [&](Value* row0, int64_t r, Value* col) {
+    std::vector<Value*> ol = o;
+    if (rows > 1) ol.push_back(b_.CreateAdd(row0, i64(r)));
+    ol.push_back(col);
+    return ol;
+  };
+  auto block = [&](Value* row0, Value* base) {
+    for (int64_t a = 0; a < rows * lanes; ++a)
+      b_.CreateStore(init, b_.CreateConstInBoundsGEP1_64(ct, accs, uint64_t(a)));
     std::vector<Value*> ridx;
     nest(r.extents, 0, ridx, [&]() {
       loop(i64(0), i64(lanes), [&](Value* l) {
-        std::vector<Value*> ol = o;
-        ol.push_back(b_.CreateAdd(base, l));
-        pos_ = flat(ol, out);
-        Value* slot = b_.CreateInBoundsGEP(ct, accs, l);
-        Value* x = elem(r.src, full_index(ol, ridx));
-        b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
+        for (int64_t rr = 0; rr < rows; ++rr) {
+          std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
+          pos_ = flat(ol, out);
+          Value* slot = b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes)));
+          Value* x = elem(r.src, full_index(ol, ridx));
+          b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
+        }
       }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
     });
     loop(i64(0), i64(lanes), [&](Value* l) {
-      std::vector<Value*> ol = o;
-      ol.push_back(b_.CreateAdd(base, l));
-      store(b_.CreateLoad(ct, b_.CreateInBoundsGEP(ct, accs, l)), flat(ol, out));
+      for (int64_t rr = 0; rr < rows; ++rr) {
+        Value* slot = b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes)));
+        store(b_.CreateLoad(ct, slot), flat(index_of(row0, rr, b_.CreateAdd(base, l)), out));
+      }
     });
   };
+  auto columns = [&](Value* row0) {
+    if (blocks == 1) return block(row0, i64(0));
+    loop(i64(0), i64(blocks), [&](Value* jb) { block(row0, b_.CreateMul(jb, i64(lanes))); });
+  };
+  if (rows > 1 && outer.empty()) {  // rank 2: the range counts blocks of rows
+    loop(begin, end, [&](Value* i0) { columns(b_.CreateMul(i0, i64(rows))); });
+    return;
+  }
   auto body = [&]() {
-    if (blocks == 1) return block(i64(0));
-    loop(i64(0), i64(blocks), [&](Value* jb) { block(b_.CreateMul(jb, i64(lanes))); });
+    if (rows == 1) return columns(nullptr);
+    loop(i64(0), i64(out[out.size() - 2] / rows), [&](Value* rb) { columns(b_.CreateMul(rb, i64(rows))); });
   };
   if (outer.empty()) {
     body();

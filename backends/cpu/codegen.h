@@ -49,6 +49,11 @@ std::optional<std::string> unsupported(const sem::Expr& e);
 struct KernelShape {
   bool lanes = false;           ///< vector accumulators over the last output dimension
   int64_t lane_block = 0;       ///< with lanes: accumulators at a time (the last dimension, or a divisor of it)
+  /// With lanes and a rank-2+ output: rows of the second-to-last dimension
+  /// stepped together (their lane blocks share each load that does not
+  /// depend on the row). When that dimension is the first, the kernel's
+  /// range counts blocks of rows.
+  int64_t row_block = 1;
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
 };
 KernelShape kernel_shape(const KernelSpec& s);

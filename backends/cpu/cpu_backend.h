@@ -31,6 +31,7 @@ struct KernelReport {
   double engine_ms = 0, emit_ms = 0, verify_ms = 0, optimise_ms = 0, codegen_ms = 0, disk_ms = 0, link_ms = 0;
   bool cached = false, disk_cached = false;
   bool lanes = false;
+  int64_t lane_block = 0, row_block = 1;  ///< KernelShape's
   int64_t parallel_extent = 1;
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
 };

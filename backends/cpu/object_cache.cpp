@@ -21,9 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Bumped whenever the entry layout or the kernels' calling convention
-/// changes, so that old entries miss.
-constexpr const char* kFormat = "stax-jit-object-v1";
+/// Bumped whenever the entry layout, the kernels' calling convention or the
+/// meaning of a kernel's range changes (v2: a range may count blocks of
+/// rows), so that old entries miss.
+constexpr const char* kFormat = "stax-jit-object-v2";
 constexpr char kMagic[8] = {'S', 'T', 'A', 'X', 'J', 'I', 'T', '1'};
 
 std::array<uint8_t, 32> sha256(const std::string& a, const std::string& b) {
