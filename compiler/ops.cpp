@@ -430,12 +430,37 @@ bool computes(const Expr& e) {
 /// gradient's sums) is done once per element rather than once per term of
 /// the product; inlined, a [64, 256] GELU under a 64-column product ran its
 /// erf 64 times an element. Exact either way (Prop. 6.1).
+/// Whether a view reads its last dimension with a stride (a transposed
+/// matrix): the last result index is not the viewed tensor's innermost one.
+bool last_dim_strided(const Expr& e) {
+  const auto* v = std::get_if<ViewE>(&e->p);
+  if (!v) return false;
+  size_t r = e->type.shape.size();
+  if (r == 0) return false;
+  std::optional<Affine> f = as_affine(v->map, int(r));
+  if (!f) return true;
+  for (size_t j = 0; j < f->a.size(); ++j)
+    if (f->a[j][r - 1] != (j + 1 == f->a.size() ? 1 : 0)) return true;
+  return false;
+}
+
+/// Rows of a product from which its strided second operand is copied first.
+constexpr int64_t kMinRowsToCopy = 16;
+
 Expr product_operand(const Args& a, size_t i, int64_t reuse) {
   Expr e = a.tensor(i);
-  if (reuse < 2 || !computes(e)) return e;
   const std::string& name = a.at(i).get<std::string>();
-  return a.env.ref(a.env.in_memory(name, "beyond 6.6: an operand of the matrix product '" + a.n.name + "', which reads each element " +
-                                             std::to_string(reuse) + " times"));
+  if (reuse >= 2 && computes(e))
+    return a.env.ref(a.env.in_memory(name, "beyond 6.6: an operand of the matrix product '" + a.n.name +
+                                               "', which reads each element " + std::to_string(reuse) + " times"));
+  // The second operand's columns are the lanes of the product's
+  // accumulators (the CPU backend's blocked lanes): read through a
+  // transpose, each lane is a gather; a contiguous copy is one pass.
+  if (i == 1 && reuse >= kMinRowsToCopy && last_dim_strided(e))
+    return a.env.ref(a.env.in_memory(name, "beyond 6.6: the second operand of the matrix product '" + a.n.name +
+                                               "', read along its rows with a stride by " + std::to_string(reuse) +
+                                               " rows, copied contiguous"));
+  return e;
 }
 
 Rule matmul(bool batched) {

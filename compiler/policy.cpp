@@ -167,6 +167,14 @@ std::string layout_pass(Program& p) {
       notes += "layout " + b.name + ": flexible, reads favour the row-major order (read strides per loop: " + sc + ")\n";
       continue;
     }
+    if (const auto* v = std::get_if<ViewE>(&b.expr->p); v && std::holds_alternative<NameE>(v->src->p)) {
+      // Only a view of a stored tensor (a transpose realized for its
+      // readers, e.g. a matrix product's second operand): stored in the
+      // order of its reads it would be that tensor again.
+      notes += "layout " + b.name + ": flexible, kept row-major: a view of " + std::get<NameE>(v->src->p).name +
+               " copied for its readers\n";
+      continue;
+    }
     auto pv = expand_permute(s, order);
     const ViewShape& phys = std::get<ViewShape>(pv);
     std::vector<int64_t> inv(order.size());

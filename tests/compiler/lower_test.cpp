@@ -213,6 +213,55 @@ output act
   CHECK(check(eager.program, wrong, xform::SemClass::Exact).status == oracle::Status::Counterexample);
 }
 
+TEST_CASE("a transposed second operand of a matrix product with 16 rows or more is copied row-major (beyond 6.6)",
+          "[compiler]") {
+  // y = a @ t(b) over 32 rows: its lanes (b's rows) would each be a gather;
+  // z = c @ t(b) over 8 rows keeps the view.
+  auto g = parse_graph(R"({"inputs": [{"name": "a", "dtype": "f32", "shape": [32, 24]},
+      {"name": "b", "dtype": "f32", "shape": [40, 24]}, {"name": "c", "dtype": "f32", "shape": [8, 24]}],
+    "nodes": [{"name": "bt", "op": "t.default", "args": ["b"]},
+      {"name": "y", "op": "matmul.default", "args": ["a", "bt"]},
+      {"name": "bt2", "op": "t.default", "args": ["b"]},
+      {"name": "z", "op": "matmul.default", "args": ["c", "bt2"]}],
+    "outputs": ["y", "z"]})");
+  REQUIRE(std::holds_alternative<Graph>(g));
+  auto lower = [&](bool eager) {
+    auto l = lower_graph(std::get<Graph>(g), {std::get<Device>(parse_device("cpu")), eager});
+    REQUIRE(std::holds_alternative<Lowered>(l));
+    return std::get<Lowered>(l);
+  };
+  Lowered cpu = lower(false);
+  auto decision = [&](const std::string& n) -> const Decision* {
+    for (const Decision& d : cpu.decisions)
+      if (d.node == n) return &d;
+    return nullptr;
+  };
+  REQUIRE(decision("bt") != nullptr);
+  CHECK(decision("bt")->realized);
+  CHECK(test::contains(decision("bt")->reason, "the second operand of the matrix product 'y'"));
+  REQUIRE(decision("bt2") != nullptr);
+  CHECK(!decision("bt2")->realized);
+  // The layout pass keeps the copy row-major (in the order of its reads it
+  // would be b again), so y reads it along its rows.
+  bool kept = false;
+  for (const std::string& n : cpu.notes) kept = kept || test::contains(n, "layout bt: flexible, kept row-major");
+  CHECK(kept);
+  const sem::Binding* bt = nullptr;
+  for (const sem::Binding& b : cpu.program.bindings)
+    if (b.name == "bt") bt = &b;
+  REQUIRE(bt != nullptr);
+  CHECK(bt->expr->type.shape == sem::Shape{24, 40});
+  Lowered eager = lower(true);
+  CHECK(check(eager.program, cpu.program, cpu.cls).status == oracle::Status::Verified);
+  // Deliberately wrong: the copy transposes nothing (b's elements in b's order).
+  sem::Program wrong = replace_binding(cpu.program, "bt", R"(
+input b : f32[40, 24]
+let bt : f32[24, 40] = view(b, [24, 40], (i, j) -> ((24 * i + j) // 24, (24 * i + j) % 24))
+output bt
+)");
+  CHECK(check(eager.program, wrong, xform::SemClass::Exact).status == oracle::Status::Counterexample);
+}
+
 TEST_CASE("Count domain: each op or cast counts once, whatever its uses", "[compiler]") {
   sem::Program p = test::parse_ok(R"(
 input x : f32[4]
