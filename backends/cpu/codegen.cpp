@@ -240,6 +240,8 @@ class Emitter {
 
   /// The value of `e` at index `idx` (in its compute type).
   Value* elem(const Expr& e, const std::vector<Value*>& idx);
+  /// The map's lambda applied to `args`, rounded to `tag`.
+  Value* map_value(const sem::MapE& m, DType tag, const std::vector<Value*>& args);
 
   // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
   /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline
@@ -497,6 +499,13 @@ Value* Emitter::iexpr(const IExpr& e, const std::vector<Value*>& idx) {
   return eval_iexpr(e, dom);
 }
 
+Value* Emitter::map_value(const MapE& m, DType tag, const std::vector<Value*>& args) {
+  LlvmDomain dom{*this};
+  std::vector<Value*> regs;
+  Value* v = eval_lambda(m.fn, dom, std::span<Value* const>(args), regs);
+  return round_to_tag(v, tag);
+}
+
 Value* Emitter::elem(const Expr& e, const std::vector<Value*>& idx) {
   DType tag = e->type.dtype;
   if (const auto* x = std::get_if<NameE>(&e->p)) return load(buffer(x->name), flat(idx, e->type.shape, true));
@@ -518,10 +527,7 @@ Value* Emitter::elem(const Expr& e, const std::vector<Value*>& idx) {
   if (const auto* x = std::get_if<MapE>(&e->p)) {
     std::vector<Value*> args;
     for (const Expr& a : x->args) args.push_back(elem(a, idx));
-    LlvmDomain dom{*this};
-    std::vector<Value*> regs;
-    Value* v = eval_lambda(x->fn, dom, std::span<Value* const>(args), regs);
-    return round_to_tag(v, tag);
+    return map_value(*x, tag, args);
   }
   if (const auto* x = std::get_if<IotaE>(&e->p)) return convert(idx[size_t(x->dim)], DType::I64, tag);
   if (const auto* x = std::get_if<FullE>(&e->p)) return constant(x->value, tag);
@@ -652,17 +658,47 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     ol.push_back(col);
     return ol;
   };
+  // Packed operands (KernelShape::packed): a scratch of fold x lanes
+  // values each, filled for a column block before its rows.
+  const auto* pm = ks.pack ? std::get_if<MapE>(&r.src->p) : nullptr;
+  std::vector<llvm::AllocaInst*> scratch;
+  if (pm)
+    for (size_t a = 0; a < pm->args.size(); ++a)
+      scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes)
+                                     : nullptr);
+  auto pack = [&](Value* row0, Value* base) {
+    std::vector<Value*> ridx;
+    nest(r.extents, 0, ridx, [&]() {
+      Value* at0 = b_.CreateMul(rflat_of(ridx), i64(lanes));
+      loop(i64(0), i64(lanes), [&](Value* l) {
+        std::vector<Value*> idx = full_index(index_of(row0, 0, b_.CreateAdd(base, l)), ridx);
+        for (size_t a = 0; a < scratch.size(); ++a)
+          if (scratch[a]) b_.CreateStore(elem(pm->args[a], idx), b_.CreateInBoundsGEP(scratch[a]->getAllocatedType(), scratch[a], b_.CreateAdd(at0, l)));
+      });
+    });
+  };
+  auto value = [&](const std::vector<Value*>& idx, Value* at) {
+    if (!pm) return elem(r.src, idx);
+    std::vector<Value*> args;
+    for (size_t a = 0; a < scratch.size(); ++a) {
+      llvm::Type* st = scratch[a] ? scratch[a]->getAllocatedType() : nullptr;
+      args.push_back(st ? b_.CreateLoad(st, b_.CreateInBoundsGEP(st, scratch[a], at)) : elem(pm->args[a], idx));
+    }
+    return map_value(*pm, r.src->type.dtype, args);
+  };
   auto block = [&](Value* row0, Value* base) {
     for (int64_t a = 0; a < rows * lanes; ++a)
       b_.CreateStore(init, b_.CreateConstInBoundsGEP1_64(ct, accs, uint64_t(a)));
     std::vector<Value*> ridx;
     nest(r.extents, 0, ridx, [&]() {
+      Value* at0 = pm ? b_.CreateMul(rflat_of(ridx), i64(lanes)) : nullptr;
       loop(i64(0), i64(lanes), [&](Value* l) {
+        Value* at = pm ? b_.CreateAdd(at0, l) : nullptr;
         for (int64_t rr = 0; rr < rows; ++rr) {
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);
           Value* slot = b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes)));
-          Value* x = elem(r.src, full_index(ol, ridx));
+          Value* x = value(full_index(ol, ridx), at);
           b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
         }
       }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
@@ -674,17 +710,28 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       }
     });
   };
+  // The row blocks [lo, hi) of one column block, packed first.
+  auto packed_rows = [&](Value* lo, Value* hi, Value* base) {
+    pack(b_.CreateMul(lo, i64(rows)), base);
+    loop(lo, hi, [&](Value* rb) { block(b_.CreateMul(rb, i64(rows)), base); });
+  };
   auto columns = [&](Value* row0) {
     if (blocks == 1) return block(row0, i64(0));
     loop(i64(0), i64(blocks), [&](Value* jb) { block(row0, b_.CreateMul(jb, i64(lanes))); });
   };
+  auto each_column = [&](const std::function<void(Value*)>& f) {
+    loop(i64(0), i64(blocks), [&](Value* jb) { f(b_.CreateMul(jb, i64(lanes))); });
+  };
   if (rows > 1 && outer.empty()) {  // rank 2: the range counts blocks of rows
+    if (pm) return each_column([&](Value* base) { packed_rows(begin, end, base); });
     loop(begin, end, [&](Value* i0) { columns(b_.CreateMul(i0, i64(rows))); });
     return;
   }
   auto body = [&]() {
     if (rows == 1) return columns(nullptr);
-    loop(i64(0), i64(out[out.size() - 2] / rows), [&](Value* rb) { columns(b_.CreateMul(rb, i64(rows))); });
+    Value* nrb = i64(out[out.size() - 2] / rows);
+    if (pm) return each_column([&](Value* base) { packed_rows(i64(0), nrb, base); });
+    loop(i64(0), nrb, [&](Value* rb) { columns(b_.CreateMul(rb, i64(rows))); });
   };
   if (outer.empty()) {
     body();

@@ -54,6 +54,11 @@ struct KernelShape {
   /// depend on the row). When that dimension is the first, the kernel's
   /// range counts blocks of rows.
   int64_t row_block = 1;
+  /// With row blocks, when the fold's source is a map that cannot fail:
+  /// which of its operands read no row (packed: copied a column block at a
+  /// time into a contiguous scratch, column blocks outermost).
+  bool pack = false;
+  std::vector<bool> packed;
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
 };
 KernelShape kernel_shape(const KernelSpec& s);

@@ -232,36 +232,47 @@ TEST_CASE("blocked lanes: a matrix product and column folds over more than 32 co
 
 TEST_CASE("row blocks: matrix products step 4 or 2 rows of lane blocks together, folds that read only their row do not") {
   // Each row of the block keeps its own accumulators, folding in order; the
-  // second operand's column block is loaded once for the rows.
+  // second operand's column block is loaded once for the rows (packed: copied
+  // into a contiguous scratch first, when the fold cannot fail).
   struct Case {
     const char* program;
-    int64_t rows, extent;
+    int64_t rows, extent, lanes;
+    bool pack;
   };
   const Case cases[] = {
       {"input a : f32[64, 40]\ninput b : f32[40, 96]\nlet y : f32[64, 96] = red(sum, 0.0, [40], map(mul, "
        "view(a, [64, 96, 40], (i, j, k) -> (i, k)), view(b, [64, 96, 40], (i, j, k) -> (k, j))))\noutput y\n",
-       4, 16},
+       4, 16, 32, true},
       {"input a : f32[2, 34, 48]\ninput b : f32[2, 48, 64]\nlet y : f32[2, 34, 64] = red(sum, 0.0, [48], map(mul, "
        "view(a, [2, 34, 64, 48], (h, i, j, k) -> (h, i, k)), view(b, [2, 34, 64, 48], (h, i, j, k) -> (h, k, j))))"
        "\noutput y\n",
-       2, 2},
+       2, 2, 64, true},
       // The max-plus product: a compare-select chain a lane.
       {"input a : f32[32, 64]\ninput b : f32[64, 128]\nlet y : f32[32, 128] = red(max, -inf, [64], map(add, "
        "view(a, [32, 128, 64], (i, j, k) -> (i, k)), view(b, [32, 128, 64], (i, j, k) -> (k, j))))\noutput y\n",
-       4, 8},
+       4, 8, 64, true},
+      // A gathered row operand may fail (an index out of range): row
+      // blocks, no packing.
+      {"input a : f32[64, 40]\ninput g : i64[40]\ninput b : f32[40, 64]\nlet y : f32[64, 64] = red(sum, 0.0, [40], "
+       "map(mul, view(a, [64, 64, 40], (i, j, k) -> (i, load(g, k))), view(b, [64, 64, 40], (i, j, k) -> (k, j))))"
+       "\noutput y\n",
+       4, 16, 64, false},
       // Every read depends on the row: one row at a time.
       {"input x : f32[128, 64, 32]\nlet y : f32[128, 32] = red(max, -inf, [64], view(x, [128, 32, 64], (b, j, i) -> "
        "(b, i, j)))\noutput y\n",
-       1, 128},
+       1, 128, 32, false},
   };
   for (const Case& c : cases) {
     INFO(c.program);
     Program p = parse(c.program);
     cpu::CompiledProgram cp(p, {1, false, 3});
     REQUIRE(cp.kernels().size() == 1);
-    CHECK(cp.kernels()[0].lanes);
-    CHECK(cp.kernels()[0].row_block == c.rows);
-    CHECK(cp.kernels()[0].parallel_extent == c.extent);
+    const cpu::KernelReport& k = cp.kernels()[0];
+    CHECK(k.lanes);
+    CHECK(k.row_block == c.rows);
+    CHECK(k.parallel_extent == c.extent);
+    CHECK(k.lane_block == c.lanes);
+    CHECK(k.pack == c.pack);
     CHECK(difference(p, 41, 1) == "");
     CHECK(difference(p, 42, 2) == "");
     CHECK(difference(p, 43, 2, 3, true) == "");
