@@ -1,0 +1,191 @@
+// Reductions (codegen.h): one accumulator per output element folding in
+// program order; lanes, their blocks, row blocks and packed operands
+// (KernelShape) only change which accumulators are stepped together.
+#include "backends/cpu/emitter.h"
+
+namespace stax::backends::cpu::detail {
+
+Value* Emitter::fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_slot, Value* rflat) {
+  bool f = is_float(compute_type(t));
+  switch (r.op) {
+    case RedOp::Sum: return f ? b_.CreateFAdd(acc, x) : b_.CreateAdd(acc, x);
+    case RedOp::Prod: return f ? b_.CreateFMul(acc, x) : b_.CreateMul(acc, x);
+    case RedOp::Max:
+      return f ? fmaximum(acc, x, true) : b_.CreateSelect(b_.CreateICmpSLT(acc, x), x, acc);
+    case RedOp::Min:
+      return f ? fmaximum(acc, x, false) : b_.CreateSelect(b_.CreateICmpSLT(x, acc), x, acc);
+    case RedOp::ArgMax:
+    case RedOp::ArgMin: {
+      Value* take;
+      bool mx = r.op == RedOp::ArgMax;
+      // PyTorch #93630 (Inductor): ties broken toward the larger index.
+      bool tie_last = mutant_active("argmax-tie-last");
+      if (f) {
+        Value* better = tie_last ? (mx ? b_.CreateFCmpOGE(x, acc) : b_.CreateFCmpOLE(x, acc))
+                                 : (mx ? b_.CreateFCmpOGT(x, acc) : b_.CreateFCmpOLT(x, acc));
+        Value* xnan = b_.CreateFCmpUNO(x, x);
+        Value* anan = b_.CreateFCmpUNO(acc, acc);
+        // NaN is the greatest value: argmax takes the first NaN; argmin
+        // leaves a NaN accumulator for any number.
+        Value* nan_rule = mx ? b_.CreateAnd(xnan, b_.CreateNot(anan)) : b_.CreateAnd(b_.CreateNot(xnan), anan);
+        take = b_.CreateOr(better, nan_rule);
+      } else {
+        take = tie_last ? (mx ? b_.CreateICmpSGE(x, acc) : b_.CreateICmpSLE(x, acc))
+                        : (mx ? b_.CreateICmpSGT(x, acc) : b_.CreateICmpSLT(x, acc));
+      }
+      Value* old = b_.CreateLoad(b_.getInt64Ty(), arg_slot);
+      b_.CreateStore(b_.CreateSelect(take, rflat, old), arg_slot);
+      return b_.CreateSelect(take, x, acc);
+    }
+  }
+  return acc;
+}
+
+void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end) {
+  const Shape& out = spec_.types[0].shape;
+  DType t = r.src->type.dtype;
+  llvm::Type* ct = ctype(t);
+  Value* init = constant(r.init, t);
+  bool arg = red_is_arg(r.op);
+  std::vector<int64_t> rstr = row_major_strides(r.extents);
+  auto rflat_of = [&](const std::vector<Value*>& ridx) {
+    Value* f = i64(0);
+    for (size_t k = 0; k < ridx.size(); ++k) f = b_.CreateAdd(f, b_.CreateMul(ridx[k], i64(rstr[k])));
+    return f;
+  };
+  auto full_index = [&](const std::vector<Value*>& o, const std::vector<Value*>& ridx) {
+    std::vector<Value*> all = o;
+    all.insert(all.end(), ridx.begin(), ridx.end());
+    return all;
+  };
+  std::vector<Value*> o;
+  if (!ks.lanes) {
+    llvm::AllocaInst* acc = entry_alloca(ct, 1);
+    llvm::AllocaInst* argslot = entry_alloca(b_.getInt64Ty(), 1);
+    auto body = [&]() {
+      pos_ = flat(o, out);
+      b_.CreateStore(init, acc);
+      b_.CreateStore(i64(0), argslot);
+      std::vector<Value*> ridx;
+      nest(r.extents, 0, ridx, [&]() {
+        Value* x = elem(r.src, full_index(o, ridx));
+        Value* a = b_.CreateLoad(ct, acc);
+        b_.CreateStore(fold(r, a, x, t, argslot, arg ? rflat_of(ridx) : nullptr), acc);
+      });
+      if (arg) store(b_.CreateLoad(b_.getInt64Ty(), argslot), pos_);
+      else store(b_.CreateLoad(ct, acc), pos_);
+    };
+    if (out.empty()) {
+      body();
+      return;
+    }
+    loop(begin, end, [&](Value* i0) {
+      o.push_back(i0);
+      nest(out, 1, o, body);
+      o.pop_back();
+    });
+    return;
+  }
+  // Lanes: one accumulator per index of the last output dimension (per
+  // index of a block of it), stepped innermost; each accumulator folds its
+  // own elements in program order. With a row block, `rows` consecutive
+  // indices of the second-to-last dimension are stepped together, each with
+  // its own block of accumulators.
+  int64_t lanes = ks.lane_block, blocks = out.back() / lanes, rows = ks.row_block;
+  Shape outer(out.begin(), out.end() - (rows > 1 ? 2 : 1));
+  llvm::AllocaInst* accs = entry_alloca(ct, rows * lanes);
+  // The output index of lane l of row r: o, then the row (with a row
+  // block), then the column.
+  auto index_of = [&](Value* row0, int64_t r, Value* col) {
+    std::vector<Value*> ol = o;
+    if (rows > 1) ol.push_back(b_.CreateAdd(row0, i64(r)));
+    ol.push_back(col);
+    return ol;
+  };
+  // Packed operands (KernelShape::packed): a scratch of fold x lanes
+  // values each, filled for a column block before its rows.
+  const auto* pm = ks.pack ? std::get_if<MapE>(&r.src->p) : nullptr;
+  std::vector<llvm::AllocaInst*> scratch;
+  if (pm)
+    for (size_t a = 0; a < pm->args.size(); ++a)
+      scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes)
+                                     : nullptr);
+  auto pack = [&](Value* row0, Value* base) {
+    std::vector<Value*> ridx;
+    nest(r.extents, 0, ridx, [&]() {
+      Value* at0 = b_.CreateMul(rflat_of(ridx), i64(lanes));
+      loop(i64(0), i64(lanes), [&](Value* l) {
+        std::vector<Value*> idx = full_index(index_of(row0, 0, b_.CreateAdd(base, l)), ridx);
+        for (size_t a = 0; a < scratch.size(); ++a)
+          if (scratch[a]) b_.CreateStore(elem(pm->args[a], idx), b_.CreateInBoundsGEP(scratch[a]->getAllocatedType(), scratch[a], b_.CreateAdd(at0, l)));
+      });
+    });
+  };
+  auto value = [&](const std::vector<Value*>& idx, Value* at) {
+    if (!pm) return elem(r.src, idx);
+    std::vector<Value*> args;
+    for (size_t a = 0; a < scratch.size(); ++a) {
+      llvm::Type* st = scratch[a] ? scratch[a]->getAllocatedType() : nullptr;
+      args.push_back(st ? b_.CreateLoad(st, b_.CreateInBoundsGEP(st, scratch[a], at)) : elem(pm->args[a], idx));
+    }
+    return map_value(*pm, r.src->type.dtype, args);
+  };
+  auto block = [&](Value* row0, Value* base) {
+    for (int64_t a = 0; a < rows * lanes; ++a)
+      b_.CreateStore(init, b_.CreateConstInBoundsGEP1_64(ct, accs, uint64_t(a)));
+    std::vector<Value*> ridx;
+    nest(r.extents, 0, ridx, [&]() {
+      Value* at0 = pm ? b_.CreateMul(rflat_of(ridx), i64(lanes)) : nullptr;
+      loop(i64(0), i64(lanes), [&](Value* l) {
+        Value* at = pm ? b_.CreateAdd(at0, l) : nullptr;
+        for (int64_t rr = 0; rr < rows; ++rr) {
+          std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
+          pos_ = flat(ol, out);
+          Value* slot = b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes)));
+          Value* x = value(full_index(ol, ridx), at);
+          b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
+        }
+      }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
+    });
+    loop(i64(0), i64(lanes), [&](Value* l) {
+      for (int64_t rr = 0; rr < rows; ++rr) {
+        Value* slot = b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes)));
+        store(b_.CreateLoad(ct, slot), flat(index_of(row0, rr, b_.CreateAdd(base, l)), out));
+      }
+    });
+  };
+  // The row blocks [lo, hi) of one column block, packed first.
+  auto packed_rows = [&](Value* lo, Value* hi, Value* base) {
+    pack(b_.CreateMul(lo, i64(rows)), base);
+    loop(lo, hi, [&](Value* rb) { block(b_.CreateMul(rb, i64(rows)), base); });
+  };
+  auto columns = [&](Value* row0) {
+    if (blocks == 1) return block(row0, i64(0));
+    loop(i64(0), i64(blocks), [&](Value* jb) { block(row0, b_.CreateMul(jb, i64(lanes))); });
+  };
+  auto each_column = [&](const std::function<void(Value*)>& f) {
+    loop(i64(0), i64(blocks), [&](Value* jb) { f(b_.CreateMul(jb, i64(lanes))); });
+  };
+  if (rows > 1 && outer.empty()) {  // rank 2: the range counts blocks of rows
+    if (pm) return each_column([&](Value* base) { packed_rows(begin, end, base); });
+    loop(begin, end, [&](Value* i0) { columns(b_.CreateMul(i0, i64(rows))); });
+    return;
+  }
+  auto body = [&]() {
+    if (rows == 1) return columns(nullptr);
+    Value* nrb = i64(out[out.size() - 2] / rows);
+    if (pm) return each_column([&](Value* base) { packed_rows(i64(0), nrb, base); });
+    loop(i64(0), nrb, [&](Value* rb) { columns(b_.CreateMul(rb, i64(rows))); });
+  };
+  if (outer.empty()) {
+    body();
+    return;
+  }
+  loop(begin, end, [&](Value* i0) {
+    o.push_back(i0);
+    nest(outer, 1, o, body);
+    o.pop_back();
+  });
+}
+
+}  // namespace stax::backends::cpu::detail

@@ -1,0 +1,314 @@
+// The CPU backend's kernel emitter (codegen.h): the class shared by the
+// emission of pointwise kernels and index arithmetic (codegen.cpp) and of
+// reductions (codegen_reduction.cpp). Internal to the backend.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <span>
+
+#include "backends/cpu/codegen.h"
+#include "backends/cpu/jit.h"
+#include "backends/cpu/vecmath.h"
+#include "backends/cpu/vecmath_ir.h"
+#include "backends/reasons.h"
+#include "semantics/mutants.h"
+
+namespace stax::backends::cpu::detail {
+
+using namespace stax::sem;
+using llvm::Value;
+
+// ------------------------------------------------------------------ emitter
+
+class Emitter {
+ public:
+  Emitter(llvm::Module& m, const KernelSpec& s) : ctx_(m.getContext()), m_(m), b_(ctx_), spec_(s) {
+    addr32_ = mutant_active("addr32-overflow");
+  }
+
+  std::vector<std::string> run(const std::string& fname);
+
+  // ---- types and constants
+  llvm::Type* ctype(DType t) {
+    switch (compute_type(t)) {
+      case DType::F32: return b_.getFloatTy();
+      case DType::F64: return b_.getDoubleTy();
+      case DType::I32: return b_.getInt32Ty();
+      case DType::I64: return b_.getInt64Ty();
+      case DType::Bool: return b_.getInt1Ty();
+      default: break;
+    }
+    throw CompileError("no compute type for " + std::string(dtype_name(t)));
+  }
+  llvm::Type* stype(DType t) {
+    switch (t) {
+      case DType::F16:
+      case DType::BF16: return b_.getInt16Ty();
+      case DType::Bool: return b_.getInt8Ty();
+      default: return ctype(t);
+    }
+  }
+  Value* i64(int64_t v) { return b_.getInt64(uint64_t(v)); }
+  Value* constant(const Const& c, DType tag) {
+    switch (compute_type(tag)) {
+      case DType::F32: return llvm::ConstantFP::get(b_.getFloatTy(), double(float(c.as_double())));
+      case DType::F64: return llvm::ConstantFP::get(b_.getDoubleTy(), c.as_double());
+      case DType::I32: return b_.getInt32(uint32_t(int32_t(c.as_int())));
+      case DType::I64: return b_.getInt64(uint64_t(c.as_int()));
+      case DType::Bool: return b_.getInt1(c.bits != 0);
+      default: break;
+    }
+    throw CompileError("bad constant");
+  }
+  Value* fconst(llvm::Type* t, double v) { return llvm::ConstantFP::get(t, v); }
+
+  // ---- calls into the runtime
+  Value* call(const std::string& name, llvm::Type* ret, std::vector<Value*> args) {
+    std::vector<llvm::Type*> ts;
+    for (Value* a : args) ts.push_back(a->getType());
+    auto* fty = llvm::FunctionType::get(ret, ts, false);
+    llvm::FunctionCallee f = m_.getOrInsertFunction(name, fty);
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+      fn->setDoesNotThrow();
+      fn->setDoesNotAccessMemory();
+      fn->setWillReturn();
+    }
+    return b_.CreateCall(f, args);
+  }
+  // Transcendental functions: the correctly rounded ones (vecmath_ir.h).
+  Value* math(const char* base, Value* a, Value* b = nullptr) {
+    return emit_math_call(b_, m_, base, b ? std::vector<Value*>{a, b} : std::vector<Value*>{a});
+  }
+  Value* intrinsic(llvm::Intrinsic::ID id, std::vector<Value*> args) {
+    return b_.CreateIntrinsic(id, {args[0]->getType()}, args);
+  }
+
+  // ---- failures (⊥): a branch to a block that records the first failure
+  void check(Value* bad, const std::string& reason, Value* value) {
+    if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(bad); c && c->isZero()) return;
+    auto* f = b_.GetInsertBlock()->getParent();
+    auto* failbb = llvm::BasicBlock::Create(ctx_, "fail", f);
+    auto* okbb = llvm::BasicBlock::Create(ctx_, "ok", f);
+    b_.CreateCondBr(bad, failbb, okbb, llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
+    b_.SetInsertPoint(failbb);
+    int64_t id = int64_t(reasons_.size());
+    reasons_.push_back(reason);
+    auto* i64t = b_.getInt64Ty();
+    b_.CreateStore(i64(id), b_.CreateConstInBoundsGEP1_64(i64t, fail_, 0));
+    b_.CreateStore(pos_, b_.CreateConstInBoundsGEP1_64(i64t, fail_, 1));
+    b_.CreateStore(value ? b_.CreateSExtOrTrunc(value, i64t) : i64(0), b_.CreateConstInBoundsGEP1_64(i64t, fail_, 2));
+    b_.CreateRet(b_.getInt32(1));
+    b_.SetInsertPoint(okbb);
+  }
+
+  // ---- conversions with the Ieee domain's rounding (convert_from)
+  /// The bf16-truncate mutant (tt-metal #19882): f32 -> bf16 keeps the top
+  /// 16 bits, rounding toward zero instead of to nearest even.
+  static bool bf16_truncates() { return mutant_active("bf16-truncate"); }
+  Value* bf16_truncate(Value* f) {
+    Value* bits = b_.CreateAnd(b_.CreateBitCast(f, b_.getInt32Ty()), b_.getInt32(0xFFFF0000u));
+    return b_.CreateBitCast(bits, b_.getFloatTy());
+  }
+  Value* convert(Value* v, DType from, DType to) {
+    DType cf = compute_type(from);
+    llvm::Type* f32 = b_.getFloatTy();
+    if (to == DType::BF16 && bf16_truncates() && is_float(cf))
+      return bf16_truncate(cf == DType::F64 ? b_.CreateFPTrunc(v, f32) : v);
+    if (is_half(to)) {
+      bool f16 = to == DType::F16;
+      if (cf == DType::F64) return call(f16 ? "stax_rt_f64_to_f16" : "stax_rt_f64_to_bf16", f32, {v});
+      if (cf == DType::F32) return call(f16 ? "stax_rt_round_f16" : "stax_rt_round_bf16", f32, {v});
+      if (cf == DType::Bool) return b_.CreateSelect(v, fconst(f32, 1.0), fconst(f32, 0.0));
+      return call(f16 ? "stax_rt_i64_to_f16" : "stax_rt_i64_to_bf16", f32, {b_.CreateSExt(v, b_.getInt64Ty())});
+    }
+    llvm::Type* t = ctype(to);
+    switch (to) {
+      case DType::F32:
+      case DType::F64:
+        if (is_float(cf)) return b_.CreateFPCast(v, t);
+        if (cf == DType::Bool) return b_.CreateSelect(v, fconst(t, 1.0), fconst(t, 0.0));
+        return b_.CreateSIToFP(v, t);
+      case DType::I32:
+      case DType::I64: {
+        if (is_float(cf)) {
+          std::string n = std::string("stax_rt_") + (cf == DType::F32 ? "f32" : "f64") + "_to_" +
+                          (to == DType::I32 ? "i32" : "i64");
+          return call(n, t, {v});
+        }
+        if (cf == DType::Bool) return b_.CreateZExt(v, t);
+        return b_.CreateSExtOrTrunc(v, t);
+      }
+      case DType::Bool:
+        if (is_float(cf)) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+        if (cf == DType::Bool) return v;
+        return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+      default: break;
+    }
+    throw CompileError("bad conversion");
+  }
+  Value* round_to_tag(Value* v, DType tag) {
+    if (!is_half(tag)) return v;
+    if (tag == DType::BF16 && bf16_truncates()) return bf16_truncate(v);
+    return call(tag == DType::F16 ? "stax_rt_round_f16" : "stax_rt_round_bf16", b_.getFloatTy(), {v});
+  }
+
+  // ---- IEEE maximum/minimum (ieee::maximum_branchless)
+  Value* fmaximum(Value* a, Value* b, bool is_max) {
+    if (mutant_active("max-drops-nan"))  // Triton tl.max: compare and select
+      return b_.CreateSelect(is_max ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b), a, b);
+    Value* m = b_.CreateSelect(is_max ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b), a, b);
+    Value* z = is_max ? b_.CreateFAdd(a, b) : b_.CreateFNeg(b_.CreateFAdd(b_.CreateFNeg(a), b_.CreateFNeg(b)));
+    Value* zero = llvm::ConstantFP::get(a->getType(), 0.0);
+    Value* use_z = b_.CreateOr(b_.CreateOr(b_.CreateFCmpUNO(a, a), b_.CreateFCmpUNO(b, b)),
+                               b_.CreateAnd(b_.CreateFCmpOEQ(a, b), b_.CreateFCmpOEQ(a, zero)));
+    return b_.CreateSelect(use_z, z, m);
+  }
+
+  // ---- scalar ops (the Llvm domain's apply)
+  Value* apply(ScalarOp op, DType operand_tag, std::span<Value* const> a);
+  Value* float_op(ScalarOp op, std::span<Value* const> a);
+  Value* int_op(ScalarOp op, std::span<Value* const> a);
+
+  // ---- index arithmetic (64 bits; 32 under the addr32-overflow mutant)
+  llvm::Type* itype() { return addr32_ ? b_.getInt32Ty() : b_.getInt64Ty(); }
+  Value* iconst_(int64_t v) { return llvm::ConstantInt::get(itype(), uint64_t(v), true); }
+  Value* to_i(Value* v) { return b_.CreateSExtOrTrunc(v, itype()); }
+  Value* to_64(Value* v) { return b_.CreateSExtOrTrunc(v, b_.getInt64Ty()); }
+  Value* floordiv_const(Value* a, int64_t c, bool mod);
+  struct IndexDomain;
+  Value* iexpr(const IExpr& e, const std::vector<Value*>& idx);
+  Value* flat(const std::vector<Value*>& idx, const Shape& s, bool read = false) {
+    std::vector<int64_t> st = row_major_strides(s);
+    if (read && mutant_active("broadcast-stride")) {
+      // PyTorch #71665 / nvFuser (csarofeen/pytorch #1514): an extent-1 dim
+      // gets the broadcast stride 0, and the outer strides are computed from
+      // that 0 instead of from the extents.
+      int64_t acc = 1;
+      for (size_t k = s.size(); k-- > 0;) {
+        st[k] = s[k] == 1 ? 0 : acc;
+        acc = st[k] * s[k];
+      }
+    }
+    Value* off = iconst_(0);
+    for (size_t k = 0; k < idx.size(); ++k)
+      off = b_.CreateAdd(off, b_.CreateMul(to_i(idx[k]), iconst_(st[k])));
+    return to_64(off);
+  }
+
+  // ---- memory
+  Value* load(size_t buf, Value* off) {
+    DType t = spec_.types[buf].dtype;
+    Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[buf], off);
+    Value* raw = b_.CreateLoad(stype(t), p);
+    switch (t) {
+      case DType::F16: return call("stax_rt_f16_to_f32", b_.getFloatTy(), {raw});
+      case DType::BF16:
+        return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(raw, b_.getInt32Ty()), 16), b_.getFloatTy());
+      case DType::Bool: return b_.CreateICmpNE(raw, b_.getInt8(0));
+      default: return raw;
+    }
+  }
+  void store(Value* v, Value* off) {
+    DType t = spec_.types[0].dtype;
+    Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[0], off);
+    switch (t) {
+      case DType::F16: v = call("stax_rt_f32_to_f16", b_.getInt16Ty(), {v}); break;
+      case DType::BF16:
+        if (bf16_truncates())
+          v = b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+        else
+          v = call("stax_rt_f32_to_bf16", b_.getInt16Ty(), {v});
+        break;
+      case DType::Bool: v = b_.CreateZExt(v, b_.getInt8Ty()); break;
+      default: break;
+    }
+    b_.CreateStore(v, p);
+  }
+  size_t buffer(const std::string& n) {
+    for (size_t i = 1; i < spec_.names.size(); ++i)
+      if (spec_.names[i] == n) return i;
+    throw CompileError("kernel reads an unknown tensor " + n);
+  }
+
+  /// The value of `e` at index `idx` (in its compute type).
+  Value* elem(const Expr& e, const std::vector<Value*>& idx);
+  /// The map's lambda applied to `args`, rounded to `tag`.
+  Value* map_value(const sem::MapE& m, DType tag, const std::vector<Value*>& args);
+
+  // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
+  /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline
+  /// unrolls only such loops; see jit.cpp's PipelineTuningOptions).
+  void loop(Value* lo, Value* hi, const std::function<void(Value*)>& body, bool unroll_full = false) {
+    auto* f = b_.GetInsertBlock()->getParent();
+    auto* pre = b_.GetInsertBlock();
+    auto* bodybb = llvm::BasicBlock::Create(ctx_, "loop", f);
+    auto* exitbb = llvm::BasicBlock::Create(ctx_, "done", f);
+    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), bodybb, exitbb);
+    b_.SetInsertPoint(bodybb);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2);
+    i->addIncoming(lo, pre);
+    body(i);
+    Value* next = b_.CreateAdd(i, i64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    i->addIncoming(next, b_.GetInsertBlock());
+    auto* br = b_.CreateCondBr(b_.CreateICmpSLT(next, hi), bodybb, exitbb);
+    if (unroll_full) {
+      llvm::Metadata* full = llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.full"));
+      llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, {nullptr, full});
+      md->replaceOperandWith(0, md);
+      br->setMetadata(llvm::LLVMContext::MD_loop, md);
+    }
+    b_.SetInsertPoint(exitbb);
+  }
+  /// Nested loops over dims [from, s.size()) of `s`, appending to idx.
+  void nest(const Shape& s, size_t from, std::vector<Value*>& idx, const std::function<void()>& body) {
+    if (from == s.size()) {
+      body();
+      return;
+    }
+    loop(i64(0), i64(s[from]), [&](Value* i) {
+      idx.push_back(i);
+      nest(s, from + 1, idx, body);
+      idx.pop_back();
+    });
+  }
+  llvm::AllocaInst* entry_alloca(llvm::Type* t, int64_t n) {
+    llvm::IRBuilder<> eb(&alloca_block_->front());
+    return eb.CreateAlloca(t, eb.getInt64(uint64_t(n)));
+  }
+
+  void emit_pointwise(const KernelShape& ks, Value* begin, Value* end);
+  void emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end);
+  Value* fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_slot, Value* rflat);
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  llvm::IRBuilder<> b_;
+  const KernelSpec& spec_;
+  bool addr32_ = false;
+  std::vector<Value*> bufs_;
+  Value* fail_ = nullptr;
+  Value* pos_ = nullptr;  ///< flat output index of the element being computed
+  llvm::BasicBlock* alloca_block_ = nullptr;
+  std::vector<std::string> reasons_;
+};
+
+// The Llvm domain of the generic evaluator (lambda_eval.h).
+struct LlvmDomain {
+  using Value = llvm::Value*;
+  Emitter& e;
+  Value param(size_t, size_t, const Value& a) { return a; }
+  Value constant(size_t, const Const& c, DType tag) { return e.constant(c, tag); }
+  Value apply(size_t, ScalarOp op, DType, DType operand_tag, std::span<const Value> args) {
+    return e.apply(op, operand_tag, args);
+  }
+  Value cast(size_t, const Value& v, DType from, DType to) { return e.convert(v, from, to); }
+};
+
+}  // namespace stax::backends::cpu::detail
