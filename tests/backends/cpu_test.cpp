@@ -235,22 +235,26 @@ TEST_CASE("row blocks: matrix products step 4 or 2 rows of lane blocks together,
   // second operand's column block is loaded once for the rows (packed: copied
   // into a contiguous scratch first, when the fold cannot fail).
   struct Case {
-    const char* program;
+    std::string program;
     int64_t rows, extent, lanes;
     bool pack;
   };
+  // red(fold, map(combine, a[i, k], b[k, j])) over k, a: [m, k], b: [k, n].
+  auto product = [](const std::string& fold, const std::string& combine, int m, int k, int n) {
+    std::string mkn = "[" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + "]";
+    return "input a : f32[" + std::to_string(m) + ", " + std::to_string(k) + "]\ninput b : f32[" + std::to_string(k) +
+           ", " + std::to_string(n) + "]\nlet y : f32[" + std::to_string(m) + ", " + std::to_string(n) + "] = red(" + fold +
+           ", [" + std::to_string(k) + "], map(" + combine + ", view(a, " + mkn + ", (i, j, k) -> (i, k)), view(b, " + mkn +
+           ", (i, j, k) -> (k, j))))\noutput y\n";
+  };
   const Case cases[] = {
-      {"input a : f32[64, 40]\ninput b : f32[40, 96]\nlet y : f32[64, 96] = red(sum, 0.0, [40], map(mul, "
-       "view(a, [64, 96, 40], (i, j, k) -> (i, k)), view(b, [64, 96, 40], (i, j, k) -> (k, j))))\noutput y\n",
-       4, 16, 32, true},
+      {product("sum, 0.0", "mul", 64, 40, 96), 4, 16, 32, true},
       {"input a : f32[2, 34, 48]\ninput b : f32[2, 48, 64]\nlet y : f32[2, 34, 64] = red(sum, 0.0, [48], map(mul, "
        "view(a, [2, 34, 64, 48], (h, i, j, k) -> (h, i, k)), view(b, [2, 34, 64, 48], (h, i, j, k) -> (h, k, j))))"
        "\noutput y\n",
        2, 2, 64, true},
       // The max-plus product: a compare-select chain a lane.
-      {"input a : f32[32, 64]\ninput b : f32[64, 128]\nlet y : f32[32, 128] = red(max, -inf, [64], map(add, "
-       "view(a, [32, 128, 64], (i, j, k) -> (i, k)), view(b, [32, 128, 64], (i, j, k) -> (k, j))))\noutput y\n",
-       4, 8, 64, true},
+      {product("max, -inf", "add", 32, 64, 128), 4, 8, 64, true},
       // A gathered row operand may fail (an index out of range): row
       // blocks, no packing.
       {"input a : f32[64, 40]\ninput g : i64[40]\ninput b : f32[40, 64]\nlet y : f32[64, 64] = red(sum, 0.0, [40], "

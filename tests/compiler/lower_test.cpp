@@ -31,6 +31,13 @@ Lowered lower_file(const std::string& rel, const std::string& dev = "cpu", bool 
   return std::get<Lowered>(l);
 }
 
+/// The realization decision of node `n`, or null.
+const Decision* decision_of(const Lowered& l, const std::string& n) {
+  for (const Decision& d : l.decisions)
+    if (d.node == n) return &d;
+  return nullptr;
+}
+
 oracle::Verdict check(const sem::Program& ref, const sem::Program& tgt, xform::SemClass cls, int trials = 4) {
   return oracle::check_programs(ref, tgt, cls, oracle::CheckOptions{trials, 7});
 }
@@ -189,11 +196,7 @@ output u
 
 TEST_CASE("an operand of a matrix product that computes is realized, a view is not (beyond 6.6)", "[compiler]") {
   Lowered cpu = lower_file("examples/graphs/transformer_block_forward.json", "cpu");
-  auto decision = [&](const std::string& n) -> const Decision* {
-    for (const Decision& d : cpu.decisions)
-      if (d.node == n) return &d;
-    return nullptr;
-  };
+  auto decision = [&](const std::string& n) { return decision_of(cpu, n); };
   // act = gelu(up) has one user, the product down = act @ W2: inlined, its
   // erf would run once per term of the product (16 times an element).
   REQUIRE(decision("act") != nullptr);
@@ -231,11 +234,7 @@ TEST_CASE("a transposed second operand of a matrix product with 16 rows or more 
     return std::get<Lowered>(l);
   };
   Lowered cpu = lower(false);
-  auto decision = [&](const std::string& n) -> const Decision* {
-    for (const Decision& d : cpu.decisions)
-      if (d.node == n) return &d;
-    return nullptr;
-  };
+  auto decision = [&](const std::string& n) { return decision_of(cpu, n); };
   REQUIRE(decision("bt") != nullptr);
   CHECK(decision("bt")->realized);
   CHECK(test::contains(decision("bt")->reason, "the second operand of the matrix product 'y'"));
