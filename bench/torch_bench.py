@@ -52,6 +52,7 @@ ROWS = [
     ("transformer_block_forward T=256 D=256 F=1024", "tbf_256_256_1024", ""),
     ("transformer_block forward+backward T=8 D=16 F=32", "tbb_8_16_32", ""),
     ("transformer_block forward+backward T=64 D=64 F=256", "tbb_64_64_256", ""),
+    ("transformer_block forward+backward T=256 D=256 F=1024", "tbb_256_256_1024", ""),
 ]
 
 
