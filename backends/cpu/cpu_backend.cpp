@@ -1,6 +1,7 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -27,6 +28,7 @@ struct CompiledProgram::Impl {
   CpuOptions opt;
   std::vector<KernelSpec> specs;
   std::vector<KernelShape> shapes;
+  std::vector<int64_t> work;  ///< per kernel: output elements x reduced elements
   std::vector<CompiledKernel> compiled;
   std::vector<KernelReport> reports;
   std::vector<std::string> keys;
@@ -100,6 +102,11 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     for (size_t j = 1; j < spec.types.size(); ++j) r.bytes_read += type_bytes(spec.types[j]);
     impl_->reports.push_back(std::move(r));
     impl_->shapes.push_back(ks);
+    const auto* red = std::get_if<RedE>(&spec.expr->p);
+    int64_t work = 0;
+    if (__builtin_mul_overflow(num_elements(spec.types[0].shape), red ? num_elements(red->extents) : 1, &work))
+      work = std::numeric_limits<int64_t>::max();
+    impl_->work.push_back(work);
   }
 }
 
@@ -130,8 +137,12 @@ IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) 
     std::shared_ptr<Tensor> result = impl_->buffer(k, t);
     std::vector<void*> bufs{result->data.data()};
     for (size_t i = 1; i < spec.names.size(); ++i) bufs.push_back(const_cast<uint8_t*>(env.at(spec.names[i])->data.data()));
-    int64_t extent = impl_->shapes[k].parallel_extent;
-    int64_t tasks = pool ? std::min<int64_t>(extent, int64_t(threads) * 8) : 1;
+    const KernelShape& ks = impl_->shapes[k];
+    int64_t extent = ks.parallel_extent;
+    // 8 tasks a thread balance uneven ones; with packed operands each task
+    // copies its column blocks again, so one a thread.
+    int64_t tasks = pool ? std::min<int64_t>(extent, int64_t(threads) * (ks.pack ? 1 : 8)) : 1;
+    if (impl_->work[k] < impl_->opt.min_parallel_work) tasks = 1;
     std::vector<FailRecord> fails(size_t(std::max<int64_t>(tasks, 1)));
     auto t0 = std::chrono::steady_clock::now();
     auto task = [&](int64_t i) {

@@ -22,6 +22,11 @@ struct CpuOptions {
   /// the pass pipeline's and code generator's fixed cost once a program, not
   /// once a kernel, and no disk cache. For campaigns of new small programs.
   bool batch = false;
+  /// With threads: a kernel of less work (output elements times reduced
+  /// elements) runs on the calling thread alone, where waking the pool
+  /// would cost more than it saves. 0: every kernel is split (the tests
+  /// of the split use it).
+  int64_t min_parallel_work = int64_t(1) << 18;
 };
 
 struct KernelReport {

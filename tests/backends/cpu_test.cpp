@@ -30,7 +30,7 @@ namespace {
 /// `threads`, at LLVM level `opt`, its kernels compiled in one module when
 /// `batch`) on P over the oracle's input kinds, or "".
 std::string difference(const Program& p, uint64_t seed, int threads = 1, int opt = 3, bool batch = false) {
-  cpu::CompiledProgram cp(p, {threads, false, opt, batch});
+  cpu::CompiledProgram cp(p, {threads, false, opt, batch, 0});
   for (oracle::InputKind kind : oracle::kBackendInputKinds) {
     Inputs in = oracle::generate_inputs(p, kind, seed);
     IeeeOutcome ref = eval_ieee(p, in);
