@@ -56,9 +56,10 @@ struct KernelShape {
   int64_t row_block = 1;
   /// With row blocks, when the fold's source is a map that cannot fail:
   /// which of its operands read no row (packed: copied a column block at a
-  /// time into a contiguous scratch, column blocks outermost).
-  bool pack = false;
+  /// time into a contiguous scratch, column blocks outermost); empty when
+  /// none is.
   std::vector<bool> packed;
+  bool pack() const { return !packed.empty(); }
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
 };
 KernelShape kernel_shape(const KernelSpec& s);

@@ -94,6 +94,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   int64_t lanes = ks.lane_block, blocks = out.back() / lanes, rows = ks.row_block;
   Shape outer(out.begin(), out.end() - (rows > 1 ? 2 : 1));
   llvm::AllocaInst* accs = entry_alloca(ct, rows * lanes);
+  auto acc_slot = [&](Value* l, int64_t rr) { return b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes))); };
   // The output index of lane l of row r: o, then the row (with a row
   // block), then the column.
   auto index_of = [&](Value* row0, int64_t r, Value* col) {
@@ -104,7 +105,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   };
   // Packed operands (KernelShape::packed): a scratch of fold x lanes
   // values each, filled for a column block before its rows.
-  const auto* pm = ks.pack ? std::get_if<MapE>(&r.src->p) : nullptr;
+  const auto* pm = ks.pack() ? std::get_if<MapE>(&r.src->p) : nullptr;
   std::vector<llvm::AllocaInst*> scratch;
   if (pm)
     for (size_t a = 0; a < pm->args.size(); ++a)
@@ -141,7 +142,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
         for (int64_t rr = 0; rr < rows; ++rr) {
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);
-          Value* slot = b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes)));
+          Value* slot = acc_slot(l, rr);
           Value* x = value(full_index(ol, ridx), at);
           b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
         }
@@ -149,8 +150,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     });
     loop(i64(0), i64(lanes), [&](Value* l) {
       for (int64_t rr = 0; rr < rows; ++rr) {
-        Value* slot = b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes)));
-        store(b_.CreateLoad(ct, slot), flat(index_of(row0, rr, b_.CreateAdd(base, l)), out));
+        store(b_.CreateLoad(ct, acc_slot(l, rr)), flat(index_of(row0, rr, b_.CreateAdd(base, l)), out));
       }
     });
   };
@@ -159,12 +159,12 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     pack(b_.CreateMul(lo, i64(rows)), base);
     loop(lo, hi, [&](Value* rb) { block(b_.CreateMul(rb, i64(rows)), base); });
   };
-  auto columns = [&](Value* row0) {
-    if (blocks == 1) return block(row0, i64(0));
-    loop(i64(0), i64(blocks), [&](Value* jb) { block(row0, b_.CreateMul(jb, i64(lanes))); });
-  };
   auto each_column = [&](const std::function<void(Value*)>& f) {
     loop(i64(0), i64(blocks), [&](Value* jb) { f(b_.CreateMul(jb, i64(lanes))); });
+  };
+  auto columns = [&](Value* row0) {
+    if (blocks == 1) return block(row0, i64(0));
+    each_column([&](Value* base) { block(row0, base); });
   };
   if (rows > 1 && outer.empty()) {  // rank 2: the range counts blocks of rows
     if (pm) return each_column([&](Value* base) { packed_rows(begin, end, base); });

@@ -160,11 +160,9 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
   for (const Expr& a : m->args) {
     std::vector<uint64_t> ms;
     read_masks(a, vars, ms);
-    bool pack = shared(ms) && std::none_of(ms.begin(), ms.end(), [&](uint64_t x) { return (x & row) != 0; });
-    k.packed.push_back(pack);
-    k.pack = k.pack || pack;
+    k.packed.push_back(shared(ms) && std::none_of(ms.begin(), ms.end(), [&](uint64_t x) { return (x & row) != 0; }));
   }
-  if (!k.pack) k.packed.clear();
+  if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) k.packed.clear();
 }
 }  // namespace
 
