@@ -423,13 +423,6 @@ bool computes(const Expr& e) {
   return false;
 }
 
-/// Operand i of a matrix product, each of whose elements the product reads
-/// `reuse` times. Beyond the text's rules (6.6 decides by the number of
-/// users, not by how often one user reads an element): an operand that
-/// computes anything is realized, so that its work (a GELU's erf, a
-/// gradient's sums) is done once per element rather than once per term of
-/// the product; inlined, a [64, 256] GELU under a 64-column product ran its
-/// erf 64 times an element. Exact either way (Prop. 6.1).
 /// Whether a view reads its last dimension with a stride (a transposed
 /// matrix): the last result index is not the viewed tensor's innermost one.
 bool last_dim_strided(const Expr& e) {
@@ -447,6 +440,13 @@ bool last_dim_strided(const Expr& e) {
 /// Rows of a product from which its strided second operand is copied first.
 constexpr int64_t kMinRowsToCopy = 16;
 
+/// Operand i of a matrix product, each of whose elements the product reads
+/// `reuse` times. Beyond the text's rules (6.6 decides by the number of
+/// users, not by how often one user reads an element): an operand that
+/// computes anything is realized, so that its work (a GELU's erf, a
+/// gradient's sums) is done once per element rather than once per term of
+/// the product; inlined, a [64, 256] GELU under a 64-column product ran its
+/// erf 64 times an element. Exact either way (Prop. 6.1).
 Expr product_operand(const Args& a, size_t i, int64_t reuse) {
   Expr e = a.tensor(i);
   const std::string& name = a.at(i).get<std::string>();
