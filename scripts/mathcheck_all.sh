@@ -4,8 +4,11 @@
 # after another, at nice 19, resumable: rerun the same command to continue.
 #   scripts/mathcheck_all.sh [DIR] [FUNCTION...]
 # DIR (default mathcheck-runs/, ignored by git) receives F.out (the report),
-# F.err (the progress lines), F.state (the resume point) and F.done.
-# Needs build/cli/stax (scripts/build.sh). About 20-40 min of one core per
+# F.err (the progress lines), F.state (the resume point) and F.done. With
+# STAX_MATHCHECK_STATE=DIR2 the state files live in DIR2 instead: the
+# repository keeps them in mathlib/exhaustive/, so a run lost with its
+# machine resumes from the last committed chunk on the next.
+# Needs build/cli/stax (scripts/build.sh) or $STAX. About 20-40 min of one core per
 # function on this 2-core machine; a long campaign, not a test.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -13,13 +16,15 @@ dir="${1:-$root/mathcheck-runs}"
 shift || true
 fns=("$@")
 [ ${#fns[@]} -gt 0 ] || fns=(exp erf expm1 tanh log log2 log10 log1p sin cos)
-stax="$root/build/cli/stax"
+stax="${STAX:-$root/build/cli/stax}"
 [ -x "$stax" ] || { echo "mathcheck_all: $stax missing (scripts/build.sh)" >&2; exit 2; }
-mkdir -p "$dir"
+state="${STAX_MATHCHECK_STATE:-$dir}"
+mkdir -p "$dir" "$state"
+state="$(cd "$state" && pwd)"
 cd "$dir"
 for f in "${fns[@]}"; do
   [ -f "$f.done" ] && { echo "mathcheck_all: $f done: $(tail -n 3 "$f.out" | tr '\n' ' ')"; continue; }
   echo "mathcheck_all: $f"
-  nice -n 19 "$stax" mathcheck "$f" --exhaustive --jobs 1 --against host --resume "$f.state" > "$f.out" 2> "$f.err"
+  nice -n 19 "$stax" mathcheck "$f" --exhaustive --jobs 1 --against host --resume "$state/$f.state" > "$f.out" 2> "$f.err"
   touch "$f.done"
 done
