@@ -99,14 +99,14 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
       slow[i] = c.slow;                                                                                     \
     }                                                                                                       \
   }
-STAX_F32_BLOCK_VEC(block_vec_avx2, "avx2", 4, f32::vec::avx2::form)
+STAX_F32_BLOCK_VEC(block_vec_avx2, STAX_AVX2, 4, f32::vec::avx2::form)
 STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, f32::vec::avx512::form)
 #undef STAX_F32_BLOCK_VEC
 #endif
 
 /// Each function's block loop on this CPU, chosen once: the explicit forms
 /// where the CPU has them (f32_lanes.h: all four on AVX-512, exp and erf on
-/// AVX2), else the compiler's loops.
+/// AVX2 with FMA), else the compiler's loops.
 const std::array<BlockFn, kNumFns>& host_blocks() {
   static const std::array<BlockFn, kNumFns> blocks = [] {
     std::array<BlockFn, kNumFns> b = kBlocks;
@@ -116,7 +116,7 @@ const std::array<BlockFn, kNumFns>& host_blocks() {
       b[size_t(Fn::Expm1)] = block_vec_avx512<Fn::Expm1>;
       b[size_t(Fn::Tanh)] = block_vec_avx512<Fn::Tanh>;
       b[size_t(Fn::Erf)] = block_vec_avx512<Fn::Erf>;
-    } else if (__builtin_cpu_supports("avx2")) {
+    } else if (f32::host_has_avx2_fma()) {
       b[size_t(Fn::Exp)] = block_vec_avx2<Fn::Exp>;
       b[size_t(Fn::Erf)] = block_vec_avx2<Fn::Erf>;
     }
@@ -213,20 +213,95 @@ template <Fn F>
 [[gnu::flatten]] __attribute__((target("avx2"))) void f32::eval_lanes8(float* out, const float* x, const float* y) {
   lanes_body<F, 8>(out, x, y);
 }
-// The functions with explicit forms: one AVX-512 register; on AVX2, two
-// registers for exp and erf only (expm1's and tanh's AVX2 forms measured no
-// faster than the compiler's lane loop; log's forms, with two gathers, were
-// slower on both and are not kept).
+// The register-to-register entries: the kernels call them once per eight or
+// sixteen lanes, so they keep the lanes in registers and test the flags with
+// one instruction; the tables are looked up once per process.
+
+/// o, with the lanes flagged in `fail` (bit i: lane i) from the slow path;
+/// out of line, so that the common case needs no stack frame.
+template <Fn F>
+[[gnu::noinline, gnu::cold]] __attribute__((target("avx"))) __m256 resolve_lanes_cold(__m256 x, __m256 o,
+                                                                                    unsigned fail) {
+  const Tables& T = f32::tables();
+  float xs[8], os[8];
+  _mm256_storeu_ps(xs, x);
+  _mm256_storeu_ps(os, o);
+  for (int i = 0; i < 8; ++i)
+    if (fail >> i & 1) os[i] = resolve(F, xs[i], 0.0f, T);
+  return _mm256_loadu_ps(os);
+}
+template <Fn F>
+[[gnu::always_inline]] inline __attribute__((target("avx"))) __m256 resolve_lanes(__m256 x, __m256 o, unsigned fail) {
+  return __builtin_expect(fail == 0, 1) ? o : resolve_lanes_cold<F>(x, o, fail);
+}
+
+/// The flags of a form's `slow` output as bits (bit i: slow[i] != 0; the
+/// forms write 1 or -1 there).
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) unsigned slow_bits(const int32_t* slow) {
+  const __m256i zero = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(slow)),
+                                          _mm256_setzero_si256());
+  return ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(zero))) & 0xffu;
+}
+
+template <Fn F>
+[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) f32::F32x8 v8_avx512(f32::F32x8 x) {
+  static const Tables& T = f32::tables();
+  const __m256 xv = __builtin_bit_cast(__m256, x);
+  __m256 o;
+  unsigned fail;
+  if constexpr (F == Fn::Exp) {  // in registers throughout
+    fail = f32::vec::avx512::exp_v(xv, o, T, g_pert[size_t(F)]);
+  } else {
+    alignas(32) float xs[8], os[8];
+    alignas(32) int32_t slow[8];
+    _mm256_storeu_ps(xs, xv);
+    f32::vec::avx512::form<F>(xs, os, slow, T, g_pert[size_t(F)]);
+    o = _mm256_loadu_ps(os);
+    fail = slow_bits(slow);
+  }
+  return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
+}
+
+/// The same with AVX2 and FMA: two forms of four binary64 lanes.
+template <Fn F>
+[[gnu::always_inline]] inline __attribute__((target(STAX_AVX2))) f32::F32x8 v8_avx2(f32::F32x8 x) {
+  static const Tables& T = f32::tables();
+  const __m256 xv = __builtin_bit_cast(__m256, x);
+  __m256 o;
+  unsigned fail;
+  if constexpr (F == Fn::Exp) {  // in registers throughout
+    __m128 lo, hi;
+    fail = unsigned(f32::vec::avx2::exp_v(_mm256_castps256_ps128(xv), lo, T, g_pert[size_t(F)])) |
+           unsigned(f32::vec::avx2::exp_v(_mm256_extractf128_ps(xv, 1), hi, T, g_pert[size_t(F)])) << 4;
+    o = _mm256_set_m128(hi, lo);
+  } else {
+    alignas(32) float xs[8], os[8];
+    alignas(32) int32_t slow[8];
+    _mm256_storeu_ps(xs, xv);
+    f32::vec::avx2::form<F>(xs, os, slow, T, g_pert[size_t(F)]);
+    f32::vec::avx2::form<F>(xs + 4, os + 4, slow + 4, T, g_pert[size_t(F)]);
+    o = _mm256_loadu_ps(os);
+    fail = slow_bits(slow);
+  }
+  return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
+}
+
+template <Fn F>
+__attribute__((target(STAX_AVX2))) f32::F32x8 f32::eval_v8_avx2(F32x8 x) {
+  return v8_avx2<F>(x);
+}
+
+// The functions with explicit forms on AVX2 (exp and erf: expm1's and
+// tanh's AVX2 forms measured no faster than the compiler's lane loop; log's
+// forms, with two gathers, were slower on both sets and are not kept) go
+// through them where the host has FMA as well.
 template <Fn F>
 [[gnu::always_inline]] inline __attribute__((target("avx2"))) void vec_lanes8(float* out, const float* x) {
-  const Tables& T = f32::tables();
-  const double pert = g_pert[size_t(F)];
-  float o[8];
-  uint32_t slow[8];
-  int32_t* fail = reinterpret_cast<int32_t*>(slow);
-  f32::vec::avx2::form<F>(x, o, fail, T, pert);
-  f32::vec::avx2::form<F>(x + 4, o + 4, fail + 4, T, pert);
-  finish_lanes<F, 8>(out, x, nullptr, o, slow, T);
+  if (!f32::host_has_avx2_fma()) return lanes_body<F, 8>(out, x, nullptr);
+  f32::F32x8 v;
+  __builtin_memcpy(&v, x, sizeof v);
+  v = f32::eval_v8_avx2<F>(v);
+  __builtin_memcpy(out, &v, sizeof v);
 }
 template <>
 __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Exp>(float* out, const float* x, const float*) {
@@ -236,41 +311,6 @@ template <>
 __attribute__((target("avx2"))) void f32::eval_lanes8<Fn::Erf>(float* out, const float* x, const float*) {
   vec_lanes8<Fn::Erf>(out, x);
 }
-
-// The register-to-register entries: the kernels call them once per eight or
-// sixteen lanes, so they keep the lanes in registers and test the flags with
-// one instruction; the tables are looked up once per process.
-template <Fn F>
-[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) f32::F32x8 v8_avx512(f32::F32x8 x) {
-  using f32::F32x8;
-  static const Tables& T = f32::tables();
-  if constexpr (F == Fn::Exp) {  // in registers throughout
-    __m256 o;
-    const __m256 xv = __builtin_bit_cast(__m256, x);
-    const __mmask8 fail = f32::vec::avx512::exp_v(xv, o, T, g_pert[size_t(F)]);
-    if (__builtin_expect(fail != 0, 0)) {
-      float xs[8], os[8];
-      _mm256_storeu_ps(xs, xv);
-      _mm256_storeu_ps(os, o);
-      for (int i = 0; i < 8; ++i)
-        if (fail >> i & 1) os[i] = resolve(F, xs[i], 0.0f, T);
-      o = _mm256_loadu_ps(os);
-    }
-    return __builtin_bit_cast(F32x8, o);
-  }
-  alignas(32) float xs[8], o[8];
-  alignas(32) int32_t slow[8];
-  __builtin_memcpy(xs, &x, sizeof xs);
-  f32::vec::avx512::form<F>(xs, o, slow, T, g_pert[size_t(F)]);
-  const __m256i s = _mm256_load_si256(reinterpret_cast<const __m256i*>(slow));
-  if (__builtin_expect(!_mm256_testz_si256(s, s), 0))
-    for (int i = 0; i < 8; ++i)
-      if (slow[i]) o[i] = resolve(F, xs[i], 0.0f, T);
-  F32x8 r;
-  __builtin_memcpy(&r, o, sizeof r);
-  return r;
-}
-
 
 template <Fn F>
 __attribute__((target(STAX_AVX512))) f32::F32x8 f32::eval_v8_avx512(F32x8 x) {
@@ -302,6 +342,14 @@ STAX_F32_V8_AVX512(Fn::Erf)
 STAX_F32_V8_AVX512(Fn::Expm1)
 STAX_F32_V8_AVX512(Fn::Tanh)
 #undef STAX_F32_V8_AVX512
+
+template f32::F32x8 f32::eval_v8_avx2<Fn::Exp>(F32x8);
+template f32::F32x8 f32::eval_v8_avx2<Fn::Erf>(F32x8);
+
+bool f32::host_has_avx2_fma() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
 
 bool f32::host_has_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&

@@ -16,6 +16,8 @@ template <Fn F>
 __attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, const float* y);
 /// Whether the CPU has AVX-512 F, DQ and VL (the 512-bit forms below).
 bool host_has_avx512();
+/// Whether the CPU has AVX2 and FMA (eval_v8_avx2).
+bool host_has_avx2_fma();
 /// The functions with explicit AVX-512 forms (f32_vec.h; on AVX2, exp and
 /// erf only).
 constexpr bool has_vec_form(Fn f) { return f == Fn::Exp || f == Fn::Expm1 || f == Fn::Tanh || f == Fn::Erf; }
@@ -28,6 +30,11 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) void eval_lanes8_avx512(flo
 typedef float F32x8 __attribute__((vector_size(32)));
 template <Fn F>
 __attribute__((target("avx512f,avx512dq,avx512vl"))) F32x8 eval_v8_avx512(F32x8 x);
+/// eval_lanes8<F> register to register with AVX2 and FMA, for exp and erf
+/// (has_avx2_form): call it only where host_has_avx2_fma().
+constexpr bool has_avx2_form(Fn f) { return f == Fn::Exp || f == Fn::Erf; }
+template <Fn F>
+__attribute__((target("avx2,fma"))) F32x8 eval_v8_avx2(F32x8 x);
 /// Sixteen lanes (two registers' worth) in a zmm register: half the calls
 /// of eval_v8_avx512 for a kernel the vectoriser runs 16 wide.
 typedef float F32x16 __attribute__((vector_size(64)));

@@ -3,17 +3,14 @@
 // auto-vectorised lane loops are slow: GCC keeps some lanes in scalar
 // registers and loads table entries one lane at a time.
 //
-// Two instruction sets, from one text (f32_vec_impl.inc):
-//  * vec::avx2 (4 lanes, binary64 in a ymm register) runs exactly the
-//    binary64 operations of the scalar kernel, in the same order and with
-//    the same constants, and a gather instead of the lane-by-lane table
-//    load: each lane's candidate and flag are the scalar kernel's bits.
-//  * vec::avx512 (8 lanes in a zmm register) fuses each a*b + c the scalar
-//    kernel rounds twice into one fused multiply-add (explicit intrinsics:
-//    the library is built with -ffp-contract=off, nothing is fused
-//    implicitly), and has an exp core of its own (a 16-entry table in two
-//    registers, scalef) and a rounding test on the bits for exp, each with
-//    its proof in f32_vec_impl.inc.
+// Two instruction sets, from one text (f32_vec_impl.inc): vec::avx2 (AVX2
+// and FMA, 4 binary64 lanes in a ymm register) and vec::avx512 (8 lanes in a
+// zmm register). Both fuse each a*b + c the scalar kernel rounds twice into
+// one fused multiply-add (explicit intrinsics: the library is built with
+// -ffp-contract=off, nothing is fused implicitly), and have an exp core of
+// their own (a 16-entry table, read by a permute from two registers on
+// AVX-512 and by a gather on AVX2) and a rounding test on the bits for exp,
+// each with its proof in f32_vec_impl.inc.
 // In both, the error bounds proven in f32_kernels.h hold (erf may take a
 // shorter series with the same bound), so where a rounding test passes the
 // result is the correctly rounded one, whatever the path.
@@ -28,11 +25,11 @@
 #include "mathlib/f32_kernels.h"
 
 #define STAX_AVX512 "avx512f,avx512dq,avx512vl"
+#define STAX_AVX2 "avx2,fma"
 
 #define STAX_VEC_NS avx2
-#define STAX_VEC_TARGET "avx2"
+#define STAX_VEC_TARGET STAX_AVX2
 #define STAX_VEC_N 4
-#define STAX_VEC_FUSED 0
 #define STAX_VEC_GATHER(t, j)                                                                                  \
   __builtin_bit_cast(D, _mm256_mask_i64gather_pd(_mm256_setzero_pd(), (t), __builtin_bit_cast(__m256i, (j)), \
                                                  _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8))
@@ -40,7 +37,6 @@
 #undef STAX_VEC_NS
 #undef STAX_VEC_TARGET
 #undef STAX_VEC_N
-#undef STAX_VEC_FUSED
 #undef STAX_VEC_GATHER
 
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_pd() (a self-initialised
@@ -53,14 +49,12 @@
 #define STAX_VEC_NS avx512
 #define STAX_VEC_TARGET STAX_AVX512
 #define STAX_VEC_N 8
-#define STAX_VEC_FUSED 1
 #define STAX_VEC_GATHER(t, j) \
   __builtin_bit_cast(D, _mm512_mask_i64gather_pd(_mm512_setzero_pd(), __mmask8(0xff), __builtin_bit_cast(__m512i, (j)), (t), 8))
 #include "mathlib/f32_vec_impl.inc"
 #undef STAX_VEC_NS
 #undef STAX_VEC_TARGET
 #undef STAX_VEC_N
-#undef STAX_VEC_FUSED
 #undef STAX_VEC_GATHER
 #if !defined(__clang__)
 #pragma GCC diagnostic pop

@@ -130,12 +130,15 @@ RuntimeSymbol sym(std::string name, T* f) {
 
 #if defined(__x86_64__)
 /// The 8-lane f32 entry point of a unary function: the 512-bit form where
-/// there is one and the host has AVX-512 (mathlib's register-to-register
-/// entry, bound directly: same argument and result registers).
+/// there is one and the host has AVX-512, else the AVX2 one where there is
+/// one and the host has AVX2 and FMA (mathlib's register-to-register
+/// entries, bound directly: same argument and result registers).
 template <Fn F>
 void* f32x8_entry() {
   if constexpr (math::f32::has_vec_form(F))
     if (math::f32::host_has_avx512()) return reinterpret_cast<void*>(&math::f32::eval_v8_avx512<F>);
+  if constexpr (math::f32::has_avx2_form(F))
+    if (math::f32::host_has_avx2_fma()) return reinterpret_cast<void*>(&math::f32::eval_v8_avx2<F>);
   return reinterpret_cast<void*>(&cr_f32x8<F>);
 }
 #endif
