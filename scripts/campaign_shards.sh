@@ -9,7 +9,9 @@
 # DIR holds the shard databases (shard-K.db, shard-K.done) and, at the end,
 # campaign.db and merge.txt. After each shard, `stax fuzz report --json` of
 # its database goes to RECORD/shard-K.json (a folder that can be committed:
-# the reports are a few kB, the databases about 100 bytes per program). A
+# the reports are a few kB, the databases about 100 bytes per program), and
+# the first 16 hex digits of the binary's SHA-256 to RECORD/shard-K.binary;
+# scripts/campaign_record.py sums the reports. A
 # shard whose report is already in RECORD is skipped, so the same command
 # resumes on another machine. Runs $STAX (default build/cli/stax; a copy keeps
 # rebuilds out of a running campaign) at nice 19 with --jobs $STAX_JOBS
@@ -30,6 +32,7 @@ for ((k = 0; k < n; ++k)); do
   STAX_SHARD=$k SLURM_CPUS_PER_TASK="${STAX_JOBS:-2}" \
     nice -n 19 bash "$root/scripts/slurm_fuzz.sh" shard "$dir" "$n" "$stax" "$@" || exit $?
   "$stax" fuzz report --db "$dir/shard-$k.db" --json > "$record/shard-$k.json.tmp" &&
+    sha256sum "$stax" | cut -c1-16 > "$record/shard-$k.binary" &&
     mv "$record/shard-$k.json.tmp" "$record/shard-$k.json"
   echo "campaign_shards: shard $k/$n done: $(date -u +%FT%TZ)"
 done
