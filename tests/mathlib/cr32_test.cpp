@@ -263,19 +263,7 @@ TEST_CASE("the one-register entry points of the CPU kernels give eval_f32's bits
   }());
 }
 
-/// Inputs whose rounding test fails, in the scalar kernel or in the AVX2 forms
-/// (found by scanning bit patterns with the fallback counter; the AVX-512
-/// forms have others), with the scalar kernel's candidate for each.
-struct HardInput {
-  Fn f;
-  uint32_t x;
-};
-constexpr HardInput kHard[] = {
-    {Fn::Erf, 0x3e09737d},   {Fn::Erf, 0x3e1cd895},   {Fn::Erf, 0x3e463219},   {Fn::Erf, 0xbf3c9b41 ^ 0x80000000},
-    {Fn::Exp, 0x3c608a0e},   {Fn::Exp, 0xbc2a461a},   {Fn::Exp, 0xbcb8f40f},   {Fn::Exp, 0x3c5dc4c8},
-    {Fn::Exp, 0xbda7d6c2},   {Fn::Tanh, 0x3c0eb4b4},  {Fn::Tanh, 0x3c15f90e},  {Fn::Tanh, 0x3c262fd3},
-    {Fn::Expm1, 0x3c35b1c8}, {Fn::Expm1, 0x3c3f8970}, {Fn::Expm1, 0x3cbc3c2a},
-};
+using m::testing::kHardInputs;
 
 /// The scalar kernel's candidate, its slow flag ignored.
 float candidate(Fn f, float x) {
@@ -288,16 +276,16 @@ float candidate(Fn f, float x) {
   }
 }
 
-/// Elements of kHard's function f where eval_lanes8<F> (the input in lane
+/// Elements of kHardInputs' function F where eval_lanes8<F> (the input in lane
 /// `lane` of eight, the other lanes easy) differs from MPFR.
 template <Fn F>
 size_t hard_lanes_differ() {
   size_t bad = 0;
 #if defined(__x86_64__)
   if (!__builtin_cpu_supports("avx2")) return 0;
-  for (const HardInput& h : kHard) {
+  for (const auto& h : kHardInputs) {
     if (h.f != F) continue;
-    const float x = std::bit_cast<float>(h.x);
+    const float x = std::bit_cast<float>(h.bits);
     for (int lane = 0; lane < 8; lane += 3) {
       float in[8] = {0.5f, 0.25f, 1.5f, -0.75f, 0.125f, 2.0f, -1.0f, 0.375f}, out[8];
       in[lane] = x;
@@ -310,9 +298,9 @@ size_t hard_lanes_differ() {
 }
 
 TEST_CASE("the one-register entry points resolve the lanes whose rounding test fails") {
-  // Each input of kHard takes the slow path somewhere: the counter moves.
+  // Each input of kHardInputs takes the slow path somewhere: the counter moves.
   m::reset_fallback_counts();
-  for (const HardInput& h : kHard) (void)m::eval_f32(h.f, std::bit_cast<float>(h.x));
+  for (const auto& h : kHardInputs) (void)m::eval_f32(h.f, std::bit_cast<float>(h.bits));
   uint64_t scalar_slow = 0;
   for (Fn f : {Fn::Exp, Fn::Expm1, Fn::Tanh, Fn::Erf}) scalar_slow += m::fallback_count(f, m::Width::F32);
   CHECK(scalar_slow >= 12);
@@ -325,8 +313,8 @@ TEST_CASE("the one-register entry points resolve the lanes whose rounding test f
   // a slip was made once: the flags, 0 or 1, read by their sign bit; `stax
   // bench`'s bit check on GELU backward caught it, and this case since.)
   size_t wrong = 0;
-  for (const HardInput& h : kHard) {
-    const float x = std::bit_cast<float>(h.x);
+  for (const auto& h : kHardInputs) {
+    const float x = std::bit_cast<float>(h.bits);
     wrong += !same(candidate(h.f, x), m::mpfr_f32(h.f, x));
   }
   CHECK(wrong > 0);
