@@ -59,10 +59,19 @@ struct KernelShape {
   /// time into a contiguous scratch, column blocks outermost); empty when
   /// none is.
   std::vector<bool> packed;
+  /// A rank-1 output folded over one contiguous dimension (row sums): its
+  /// lanes are kTransposeLanes consecutive rows, each folding its own row in
+  /// order, and the operands that read the row and the fold (or the source
+  /// itself, when it is a read: packed = {true}) are packed transposed, a
+  /// kTransposeLanes x kTransposeLanes tile at a time. The kernel's range
+  /// counts blocks of rows.
+  bool transposed = false;
   bool pack() const { return !packed.empty(); }
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
 };
 KernelShape kernel_shape(const KernelSpec& s);
+/// Rows of a transposed fold (KernelShape::transposed), and the tile size.
+inline constexpr int64_t kTransposeLanes = 8;
 
 /// The text that determines the emitted code (the compile cache's key).
 std::string kernel_key(const KernelSpec& s);

@@ -41,6 +41,28 @@ Value* Emitter::fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_sl
   return acc;
 }
 
+std::vector<Value*> Emitter::transpose(std::vector<Value*> v) {
+  const int n = int(v.size());
+  // Stage c pairs vectors 2p and 2p + 1 and interleaves their chunks of c
+  // elements: the first halves' chunks into one vector, the second halves'
+  // into another; after the stages c = 1, 2, ..., n/2, vector j holds
+  // element j of every row, in row order.
+  for (int c = 1, block = n; c < n; c *= 2, block /= 2) {
+    std::vector<int> lo, hi;
+    for (int i = 0; i < n / c; ++i)
+      for (int part = 0; part < 2; ++part)
+        for (int e = 0; e < c; ++e) (i < n / (2 * c) ? lo : hi).push_back(part * n + i * c + e);
+    std::vector<Value*> next(size_t(n), nullptr);
+    for (int p = 0; p < n / 2; ++p) {
+      const int at = p / (block / 2) * block + p % (block / 2);
+      next[size_t(at)] = b_.CreateShuffleVector(v[size_t(2 * p)], v[size_t(2 * p + 1)], lo);
+      next[size_t(at + block / 2)] = b_.CreateShuffleVector(v[size_t(2 * p)], v[size_t(2 * p + 1)], hi);
+    }
+    v = std::move(next);
+  }
+  return v;
+}
+
 void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end) {
   const Shape& out = spec_.types[0].shape;
   DType t = r.src->type.dtype;
@@ -106,11 +128,13 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   // Packed operands (KernelShape::packed): a scratch of fold x lanes
   // values each, filled for a column block before its rows.
   const auto* pm = ks.pack() ? std::get_if<MapE>(&r.src->p) : nullptr;
+  const bool self = ks.transposed && !pm;  // a transposed fold of a read: the source itself is packed
   std::vector<llvm::AllocaInst*> scratch;
   if (pm)
     for (size_t a = 0; a < pm->args.size(); ++a)
       scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes)
                                      : nullptr);
+  if (self) scratch.push_back(entry_alloca(ct, num_elements(r.extents) * lanes));
   auto pack = [&](Value* row0, Value* base) {
     std::vector<Value*> ridx;
     nest(r.extents, 0, ridx, [&]() {
@@ -122,7 +146,47 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       });
     });
   };
+  // Transposed packing (KernelShape::transposed, rank 1, lanes = rows
+  // base, base + 1, ...): for each tile of the fold, each row's elements in
+  // one vector, transposed, so that element (row base + l, fold j) lands at
+  // scratch[j * lanes + l]. The loads of a row are consecutive.
+  // An operand's tiles are packed a 64-byte line of each row at a time (2
+  // f32 tiles, 1 f64): the rows of a power-of-two length share the same
+  // few cache sets, so a line read for one tile would not survive until
+  // the next. (The tiles of a line are a loop: one body to compile.)
+  auto pack_transposed = [&](Value* base) {
+    int64_t tiles = 1;
+    for (llvm::AllocaInst* sc : scratch)
+      if (sc) tiles = std::max<int64_t>(tiles, 512 / (lanes * sc->getAllocatedType()->getScalarSizeInBits()));
+    while (r.extents[0] % (tiles * lanes) != 0) tiles /= 2;
+    loop(i64(0), i64(r.extents[0] / (lanes * tiles)), [&](Value* jt) {
+      for (size_t a = 0; a < scratch.size(); ++a) {
+        if (!scratch[a]) continue;
+        const Expr& e = pm ? pm->args[a] : r.src;
+        llvm::Type* et = scratch[a]->getAllocatedType();
+        auto* vt = llvm::FixedVectorType::get(et, unsigned(lanes));
+        const llvm::Align align(std::max<uint64_t>(1, et->getScalarSizeInBits() / 8));
+        loop(i64(0), i64(tiles), [&](Value* tile) {
+          Value* j0 = b_.CreateMul(b_.CreateAdd(b_.CreateMul(jt, i64(tiles)), tile), i64(lanes));
+          std::vector<Value*> rows_v;
+          for (int64_t l = 0; l < lanes; ++l) {
+            Value* v = llvm::PoisonValue::get(vt);
+            for (int64_t jj = 0; jj < lanes; ++jj)
+              v = b_.CreateInsertElement(v, elem(e, {b_.CreateAdd(base, i64(l)), b_.CreateAdd(j0, i64(jj))}),
+                                         uint64_t(jj));
+            rows_v.push_back(v);
+          }
+          std::vector<Value*> cols = transpose(rows_v);
+          for (int64_t jj = 0; jj < lanes; ++jj) {
+            Value* at = b_.CreateMul(b_.CreateAdd(j0, i64(jj)), i64(lanes));
+            b_.CreateAlignedStore(cols[size_t(jj)], b_.CreateInBoundsGEP(et, scratch[a], at), align);
+          }
+        });
+      }
+    });
+  };
   auto value = [&](const std::vector<Value*>& idx, Value* at) {
+    if (self) return static_cast<Value*>(b_.CreateLoad(ct, b_.CreateInBoundsGEP(ct, scratch[0], at)));
     if (!pm) return elem(r.src, idx);
     std::vector<Value*> args;
     for (size_t a = 0; a < scratch.size(); ++a) {
@@ -136,9 +200,9 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       b_.CreateStore(init, b_.CreateConstInBoundsGEP1_64(ct, accs, uint64_t(a)));
     std::vector<Value*> ridx;
     nest(r.extents, 0, ridx, [&]() {
-      Value* at0 = pm ? b_.CreateMul(rflat_of(ridx), i64(lanes)) : nullptr;
+      Value* at0 = scratch.empty() ? nullptr : b_.CreateMul(rflat_of(ridx), i64(lanes));
       loop(i64(0), i64(lanes), [&](Value* l) {
-        Value* at = pm ? b_.CreateAdd(at0, l) : nullptr;
+        Value* at = at0 ? b_.CreateAdd(at0, l) : nullptr;
         for (int64_t rr = 0; rr < rows; ++rr) {
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);
@@ -166,6 +230,14 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     if (blocks == 1) return block(row0, i64(0));
     each_column([&](Value* base) { block(row0, base); });
   };
+  if (ks.transposed) {  // rank 1: the range counts blocks of rows (the lanes)
+    loop(begin, end, [&](Value* rb) {
+      Value* base = b_.CreateMul(rb, i64(lanes));
+      pack_transposed(base);
+      block(nullptr, base);
+    });
+    return;
+  }
   if (rows > 1 && outer.empty()) {  // rank 2: the range counts blocks of rows
     if (pm) return each_column([&](Value* base) { packed_rows(begin, end, base); });
     loop(begin, end, [&](Value* i0) { columns(b_.CreateMul(i0, i64(rows))); });

@@ -97,6 +97,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.lane_block = ks.lane_block;
     r.row_block = ks.row_block;
     r.pack = ks.pack();
+    r.transposed = ks.transposed;
     r.parallel_extent = ks.parallel_extent;
     r.bytes_written = type_bytes(spec.types[0]);
     for (size_t j = 1; j < spec.types.size(); ++j) r.bytes_read += type_bytes(spec.types[j]);

@@ -241,6 +241,9 @@ class Emitter {
   Value* elem(const Expr& e, const std::vector<Value*>& idx);
   /// The map's lambda applied to `args`, rounded to `tag`.
   Value* map_value(const sem::MapE& m, DType tag, const std::vector<Value*>& args);
+  /// The columns of a square matrix of vectors (its rows, a power of two
+  /// of them): log2 stages of two-vector shuffles.
+  std::vector<Value*> transpose(std::vector<Value*> rows);
 
   // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
   /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline

@@ -91,6 +91,9 @@ constexpr int64_t kMinRowBlockOutput = 4096;
 constexpr int64_t kRowLanes = 64;
 // Elements of a packed operand's scratch (fold x lanes): 256 KiB of f32.
 constexpr int64_t kMaxPackElements = 65536;
+// Transposed folds (transpose_rows) only where the work pays for the
+// larger body's compile time.
+constexpr int64_t kMinTransposeWork = int64_t(1) << 16;
 
 /// The index domain of the variables an index expression depends on, as a
 /// bit mask of the loop dimensions (`vars`: each variable's mask).
@@ -164,12 +167,45 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
   }
   if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) k.packed.clear();
 }
+/// A fold of a rank-1 output over one dimension whose source reads its rows
+/// contiguously (KernelShape::transposed): one accumulator a row is a chain
+/// of dependent steps; kTransposeLanes rows stepped together are as many
+/// independent chains in one vector, fed by a transpose of their operands.
+bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
+  constexpr int64_t L = kTransposeLanes;
+  if (out.size() != 1 || r.extents.size() != 1 || red_is_arg(r.op) || expr_may_fail(r.src)) return false;
+  if (out[0] % L != 0 || r.extents[0] % L != 0 || r.extents[0] < kMinRowFold ||
+      r.extents[0] > kMaxPackElements / L || num_elements(out) * r.extents[0] < kMinTransposeWork)
+    return false;
+  const std::vector<uint64_t> vars = {1, 2};  // the row, the fold
+  auto rowwise = [&](const Expr& e) {  // every read depends on the row and the fold
+    if (e->type.dtype == DType::Bool) return false;  // i1 lanes: no byte per element to store
+    std::vector<uint64_t> ms;
+    read_masks(e, vars, ms);
+    return !ms.empty() && std::all_of(ms.begin(), ms.end(), [](uint64_t m) { return m == 3; });
+  };
+  if (const auto* m = std::get_if<MapE>(&r.src->p)) {
+    for (const Expr& a : m->args) k.packed.push_back(rowwise(a));
+  } else if (std::holds_alternative<NameE>(r.src->p) || std::holds_alternative<ViewE>(r.src->p)) {
+    k.packed.push_back(rowwise(r.src));
+  }
+  if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) {
+    k.packed.clear();
+    return false;
+  }
+  k.lanes = k.transposed = true;
+  k.lane_block = L;
+  k.parallel_extent = out[0] / L;
+  return true;
+}
+
 }  // namespace
 
 KernelShape kernel_shape(const KernelSpec& s) {
   KernelShape k;
   const Shape& out = s.types[0].shape;
   if (const auto* r = std::get_if<RedE>(&s.expr->p)) {
+    if (transpose_rows(k, out, *r)) return k;
     // A longer last dimension of a rank-2 or higher output (a matrix
     // product's columns) is stepped in blocks of 32, 16 or 8 lanes, one block
     // of accumulators at a time; each accumulator still folds its own
