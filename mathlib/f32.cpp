@@ -243,6 +243,18 @@ template <Fn F>
   return ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(zero))) & 0xffu;
 }
 
+// The eight lanes of xv through a set's memory forms, `lanes` a call: the
+// candidates into o, the failed rounding tests into fail. (A macro: each
+// set's body needs its own target attribute to inline its forms.)
+#define STAX_F32_FORMS_V8(set, lanes)                                              \
+  alignas(32) float xs[8], os[8];                                                  \
+  alignas(32) int32_t slow[8];                                                     \
+  _mm256_storeu_ps(xs, xv);                                                        \
+  for (int i = 0; i < 8; i += lanes)                                               \
+    f32::vec::set::form<F>(xs + i, os + i, slow + i, T, g_pert[size_t(F)]);        \
+  o = _mm256_loadu_ps(os);                                                         \
+  fail = slow_bits(slow);
+
 template <Fn F>
 [[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) f32::F32x8 v8_avx512(f32::F32x8 x) {
   static const Tables& T = f32::tables();
@@ -252,12 +264,7 @@ template <Fn F>
   if constexpr (F == Fn::Exp) {  // in registers throughout
     fail = f32::vec::avx512::exp_v(xv, o, T, g_pert[size_t(F)]);
   } else {
-    alignas(32) float xs[8], os[8];
-    alignas(32) int32_t slow[8];
-    _mm256_storeu_ps(xs, xv);
-    f32::vec::avx512::form<F>(xs, os, slow, T, g_pert[size_t(F)]);
-    o = _mm256_loadu_ps(os);
-    fail = slow_bits(slow);
+    STAX_F32_FORMS_V8(avx512, 8)
   }
   return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
 }
@@ -275,16 +282,12 @@ template <Fn F>
            unsigned(f32::vec::avx2::exp_v(_mm256_extractf128_ps(xv, 1), hi, T, g_pert[size_t(F)])) << 4;
     o = _mm256_set_m128(hi, lo);
   } else {
-    alignas(32) float xs[8], os[8];
-    alignas(32) int32_t slow[8];
-    _mm256_storeu_ps(xs, xv);
-    f32::vec::avx2::form<F>(xs, os, slow, T, g_pert[size_t(F)]);
-    f32::vec::avx2::form<F>(xs + 4, os + 4, slow + 4, T, g_pert[size_t(F)]);
-    o = _mm256_loadu_ps(os);
-    fail = slow_bits(slow);
+    STAX_F32_FORMS_V8(avx2, 4)
   }
   return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
 }
+
+#undef STAX_F32_FORMS_V8
 
 template <Fn F>
 __attribute__((target(STAX_AVX2))) f32::F32x8 f32::eval_v8_avx2(F32x8 x) {
