@@ -18,8 +18,8 @@ __attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, con
 bool host_has_avx512();
 /// Whether the CPU has AVX2 and FMA (eval_v8_avx2).
 bool host_has_avx2_fma();
-/// The functions with explicit AVX-512 forms (f32_vec.h; on AVX2, exp and
-/// erf only).
+/// The functions with explicit AVX-512 forms (f32_vec.h; on AVX2, see
+/// has_avx2_form).
 constexpr bool has_vec_form(Fn f) { return f == Fn::Exp || f == Fn::Expm1 || f == Fn::Tanh || f == Fn::Erf; }
 /// eval_lanes8<F> in one 512-bit register, for the functions with an
 /// explicit vector form: call it only where host_has_avx512().

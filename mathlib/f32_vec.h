@@ -30,14 +30,10 @@
 #define STAX_VEC_NS avx2
 #define STAX_VEC_TARGET STAX_AVX2
 #define STAX_VEC_N 4
-#define STAX_VEC_GATHER(t, j)                                                                                  \
-  __builtin_bit_cast(D, _mm256_mask_i64gather_pd(_mm256_setzero_pd(), (t), __builtin_bit_cast(__m256i, (j)), \
-                                                 _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8))
 #include "mathlib/f32_vec_impl.inc"
 #undef STAX_VEC_NS
 #undef STAX_VEC_TARGET
 #undef STAX_VEC_N
-#undef STAX_VEC_GATHER
 
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_pd() (a self-initialised
 // variable) as the unused merge operand, which -Wuninitialized reports.
@@ -49,13 +45,10 @@
 #define STAX_VEC_NS avx512
 #define STAX_VEC_TARGET STAX_AVX512
 #define STAX_VEC_N 8
-#define STAX_VEC_GATHER(t, j) \
-  __builtin_bit_cast(D, _mm512_mask_i64gather_pd(_mm512_setzero_pd(), __mmask8(0xff), __builtin_bit_cast(__m512i, (j)), (t), 8))
 #include "mathlib/f32_vec_impl.inc"
 #undef STAX_VEC_NS
 #undef STAX_VEC_TARGET
 #undef STAX_VEC_N
-#undef STAX_VEC_GATHER
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

@@ -167,6 +167,7 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
   }
   if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) k.packed.clear();
 }
+
 /// A fold of a rank-1 output over one dimension whose source reads its rows
 /// contiguously (KernelShape::transposed): one accumulator a row is a chain
 /// of dependent steps; kTransposeLanes rows stepped together are as many
