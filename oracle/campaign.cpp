@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "oracle/campaign_store.h"
@@ -433,7 +435,35 @@ struct Worker {
   bool open = false;
   std::optional<uint64_t> running;  ///< the seed it announced and has not finished
   Position resume;                  ///< where to restart after `running`
-  Clock::time_point since = Clock::now();
+  /// Seconds `running` has had to run (Worker::tick), and the last tick.
+  double ran = 0;
+  Clock::time_point ticked = Clock::now();
+
+  void restart_clock() {
+    ran = 0;
+    ticked = Clock::now();
+  }
+
+  /// Adds the wall time since the last tick, unless the worker was stopped
+  /// (SIGSTOP: state T in /proc) or the supervisor itself did not run for
+  /// longer than kTickGap (the whole campaign stopped, a suspended machine):
+  /// a campaign paused by its user is not a hang.
+  void tick() {
+    auto now = Clock::now();
+    double d = std::chrono::duration<double>(now - ticked).count();
+    ticked = now;
+    if (d < kTickGap && !stopped()) ran += d;
+  }
+
+  bool stopped() const {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    size_t r = stat.rfind(')');
+    return r != std::string::npos && r + 2 < stat.size() && (stat[r + 2] == 'T' || stat[r + 2] == 't');
+  }
+
+  /// The supervisor polls every 200 ms: a longer gap means it was not running.
+  static constexpr double kTickGap = 5.0;
 };
 
 /// In a forked worker: its share of the seeds from `at`. Before each seed a
@@ -480,7 +510,7 @@ std::optional<std::string> start_worker(Worker& wk, int jobs, const CampaignOpti
   wk.buf.clear();
   wk.open = true;
   wk.running.reset();
-  wk.since = Clock::now();
+  wk.restart_clock();
   return std::nullopt;
 }
 
@@ -495,7 +525,7 @@ void take_lines(Worker& wk, Collector& c) {
     if (j.contains("start")) {
       wk.running = j["start"].get<uint64_t>();
       wk.resume = {j["index"].get<size_t>(), j["cursor"].get<uint64_t>()};
-      wk.since = Clock::now();
+      wk.restart_clock();
     } else if (!c.should_stop()) {
       wk.running.reset();
       c.take(j);
@@ -545,7 +575,8 @@ std::optional<std::string> run_workers(int jobs, const CampaignOptions& opt, con
     int n = poll(fds.data(), fds.size(), 200);
     for (size_t i = 0; n >= 0 && i < fds.size(); ++i) {
       Worker& wk = ws[who[i]];
-      bool hung = wk.running && std::chrono::duration<double>(Clock::now() - wk.since).count() > opt.iteration_timeout;
+      wk.tick();
+      bool hung = wk.running && wk.ran > opt.iteration_timeout;
       if (!hung && !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char tmp[65536];
       ssize_t got = hung ? 0 : ::read(wk.fd, tmp, sizeof tmp);

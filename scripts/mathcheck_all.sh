@@ -11,6 +11,11 @@
 # Needs build/cli/stax (scripts/build.sh) or $STAX. About 20-40 min of one core per
 # function on this 2-core machine; a long campaign, not a test.
 set -euo pipefail
+# Under autogroup scheduling (Linux's default), nice only ranks processes
+# within a session: a run started with `setsid` gets a session of its own
+# and, at nice 19, still half the cores against an interactive shell. When
+# this script leads its own session, its autogroup is lowered too.
+[[ "$(ps -o sid= -p $$ | tr -d ' ')" == "$$" ]] && { echo 19 > /proc/self/autogroup; } 2>/dev/null || true
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-$root/mathcheck-runs}"
 shift || true

@@ -247,7 +247,7 @@ class Emitter {
 
   // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
   /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline
-  /// unrolls only such loops; see jit.cpp's PipelineTuningOptions).
+  /// unrolls only such loops; see jit.cpp, kernel_pipeline).
   void loop(Value* lo, Value* hi, const std::function<void(Value*)>& body, bool unroll_full = false) {
     auto* f = b_.GetInsertBlock()->getParent();
     auto* pre = b_.GetInsertBlock();

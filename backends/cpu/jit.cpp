@@ -10,6 +10,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/xxhash.h>
@@ -19,12 +20,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 #include "backends/cpu/object_cache.h"
 #include "semantics/mutants.h"
@@ -87,7 +90,54 @@ constexpr int64_t kEngineCompiles = 2000;
 constexpr double kStoreMinMs = 5;
 /// The pass pipeline (Impl::optimise), part of every disk cache key: change
 /// it with the pipeline.
-constexpr const char* kPipeline = "pipeline: new PM per-module O<level>, no unrolling, no interleaving";
+/// The function passes of each level (O1..O3), chosen by measurement (README
+/// "Pass pipeline"). A kernel is one function with an always-inline body;
+/// there is no call graph to walk, nothing to inline but that body, no
+/// globals: LLVM's per-module pipelines spend most of their time on passes
+/// that find nothing here, and compiled 2.4 times slower for the same
+/// vector loops. Bits never depend on the pipeline (no fast-math flags).
+/// STAX_JIT_PIPELINE=llvm takes LLVM's per-module pipelines instead (no
+/// unrolling, no interleaving), for comparisons.
+std::string kernel_pipeline(int level) {
+  auto cfg = [](const char* opts) {
+    return std::string("simplifycfg<bonus-inst-threshold=1;switch-range-to-icmp;") + opts + ">";
+  };
+  const std::string keep = cfg("no-forward-switch-cond;no-switch-to-lookup;keep-loops;no-hoist-common-insts;"
+                               "no-sink-common-insts");
+  const std::string hoist = cfg("no-forward-switch-cond;no-switch-to-lookup;keep-loops;hoist-common-insts;"
+                                "sink-common-insts");
+  const std::string fold = cfg("forward-switch-cond;switch-to-lookup;no-keep-loops;hoist-common-insts;"
+                               "sink-common-insts");
+  // LLVM's function simplification, less what finds nothing in a kernel:
+  // the inliner's call-graph walk, jump threading, unswitching. loop-idiom
+  // turns a lane block's copy-out loop into a memcpy, which SROA then
+  // splits, and the marked lane loops are unrolled: the accumulators
+  // become registers (jit_cache_test checks the optimised IR).
+  std::string s = "always-inline,function(" + keep + ",sroa,early-cse<>,instcombine," + keep +
+                  ",early-cse<memssa>,loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
+                  "loop-rotate,licm<allowspeculation>)," +
+                  keep + ",instcombine,loop(loop-idiom,indvars,loop-deletion,stax-forced-unroll),sroa,gvn<>," +
+                  "instcombine,dse,loop-mssa(licm<allowspeculation>)," + hoist +
+                  ",instcombine,loop(loop-rotate,loop-deletion),";
+  if (level >= 2)
+    s += "inject-tli-mappings,loop-vectorize<interleave-forced-only;no-vectorize-forced-only;>,instcombine," + fold +
+         ",";
+  if (level >= 3) s += "slp-vectorizer,instcombine,";
+  return s + "loop-mssa(licm<allowspeculation>),instsimplify," + keep + ")";
+}
+
+Pipeline default_pipeline() {
+  const char* v = std::getenv("STAX_JIT_PIPELINE");
+  return v && std::string_view(v) == "llvm" ? Pipeline::Llvm : Pipeline::Kernel;
+}
+
+/// Part of every disk key: the pipeline that produced the object.
+std::string pipeline_identity(Pipeline p) {
+  if (p == Pipeline::Llvm) return "pipeline: new PM per-module O<level>, no unrolling, no interleaving";
+  std::string s = "pipeline: kernel";
+  for (int level = 1; level <= 3; ++level) s += "\n" + kernel_pipeline(level);
+  return s;
+}
 struct Engine {
   InFlight in_flight;  ///< declared first: the JIT's compiler points to it
   /// Kernel names defined in the JIT now. A kernel's name comes from its key
@@ -161,8 +211,9 @@ std::string hex64(uint64_t v) {
 
 /// The cache key: the active mutant changes code generation, and the level
 /// the code.
-std::string full_key(const std::string& key_text, int level) {
-  return std::string(sem::active_mutant()) + "\nO" + std::to_string(level) + "\n" + key_text;
+std::string full_key(const std::string& key_text, int level, Pipeline p) {
+  return std::string(sem::active_mutant()) + "\nO" + std::to_string(level) + (p == Pipeline::Llvm ? " llvm" : "") +
+         "\n" + key_text;
 }
 
 struct Entry {
@@ -183,6 +234,7 @@ struct Jit::Impl {
   size_t capacity = 512;
   std::map<std::string, std::string> ir;
   bool keep_ir = false;
+  Pipeline pipeline = default_pipeline();
   int64_t counter = 0;
   std::unique_ptr<ObjectFileCache> disk;
   double store_min_ms = kStoreMinMs;
@@ -261,7 +313,8 @@ struct Jit::Impl {
     llvm::PipelineTuningOptions pto;
     pto.LoopVectorization = level >= 2;
     pto.SLPVectorization = level >= 2;
-    // Unrolling and the vectoriser's interleaving multiply the code the
+    // For LLVM's pipelines (the kernel pipeline sets the same in its text):
+    // unrolling and the vectoriser's interleaving multiply the code the
     // back end must compile: without them the median compile of a kernel
     // (examples and generated programs, stax_bench_jit_latency) took half
     // the CPU time and the slowest a tenth, while the element loops are
@@ -270,6 +323,15 @@ struct Jit::Impl {
     pto.LoopUnrolling = false;
     pto.LoopInterleaving = false;
     llvm::PassBuilder pb(engines[level]->tm.get(), pto);
+    // The full unroll of loops the code generator marks (lane loops whose
+    // accumulators then live in registers), and no other: LLVM's
+    // loop-unroll-full unrolls every small loop.
+    pb.registerPipelineParsingCallback([](llvm::StringRef name, llvm::LoopPassManager& lpm,
+                                          llvm::ArrayRef<llvm::PassBuilder::PipelineElement>) {
+      if (name != "stax-forced-unroll") return false;
+      lpm.addPass(llvm::LoopFullUnrollPass(3, /*OnlyWhenForced=*/true, /*ForgetSCEV=*/false));
+      return true;
+    });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -277,8 +339,11 @@ struct Jit::Impl {
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     const llvm::OptimizationLevel levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
                                               llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-    llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
-                                             : pb.buildPerModuleDefaultPipeline(levels[level]);
+    llvm::ModulePassManager mpm;
+    if (level == 0) mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+    else if (pipeline == Pipeline::Llvm) mpm = pb.buildPerModuleDefaultPipeline(levels[level]);
+    else if (auto err = pb.parsePassPipeline(mpm, kernel_pipeline(level)))
+      throw CompileError("the kernel pass pipeline: " + take_error(std::move(err)));
     mpm.run(m, mam);
   }
 };
@@ -307,6 +372,16 @@ Jit::~Jit() { delete impl_; }
 Jit& Jit::instance() {
   static Jit jit;
   return jit;
+}
+
+void Jit::set_pipeline(Pipeline p) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->pipeline = p;
+}
+
+Pipeline Jit::pipeline() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->pipeline;
 }
 
 void Jit::set_keep_ir(bool on) {
@@ -344,8 +419,8 @@ void Jit::set_capacity(int64_t kernels) {
 
 CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int opt_level) {
   opt_level = std::clamp(opt_level, 0, 3);
-  std::string key = full_key(key_text, opt_level);
   std::lock_guard<std::mutex> lock(impl_->mu);
+  std::string key = full_key(key_text, opt_level, impl_->pipeline);
   if (auto k = impl_->hit(key)) return *k;
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a, Clock::time_point b) {
@@ -386,7 +461,7 @@ CompiledKernel Jit::compile(const std::string& key_text, const EmitFn& emit, int
     std::string ir;
     llvm::raw_string_ostream os(ir);
     mod->print(os, nullptr);
-    fl.disk_key = impl_->identity + "\n" + kPipeline + "\n" + key + "\n" + os.str();
+    fl.disk_key = impl_->identity + "\n" + pipeline_identity(impl_->pipeline) + "\n" + key + "\n" + os.str();
     // With keep_ir the optimised IR is wanted: compile, and refresh the entry.
     if (!impl_->keep_ir) fl.hit = impl_->disk->load(fl.disk_key);
     if (!fl.hit) fl.disk = impl_->disk.get();
@@ -445,7 +520,7 @@ std::vector<CompiledKernel> Jit::compile_batch(const std::vector<Request>& reqs,
   std::map<std::string, size_t> first;  // full key -> index in reqs
   std::unique_lock<std::mutex> lock(impl_->mu);
   for (size_t i = 0; i < reqs.size(); ++i) {
-    keys.push_back(full_key(reqs[i].key, opt_level));
+    keys.push_back(full_key(reqs[i].key, opt_level, impl_->pipeline));
     if (auto k = impl_->hit(keys[i])) out[i] = *k;
     else if (first.emplace(keys[i], i).second) pending.push_back(i);
   }

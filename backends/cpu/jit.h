@@ -54,6 +54,12 @@ struct CompiledKernel {
 /// returns its failure reasons.
 using EmitFn = std::function<std::vector<std::string>(llvm::Module& m, const std::string& fname)>;
 
+/// Kernel: the function passes chosen for kernels (jit.cpp, kernel_pipeline);
+/// Llvm: LLVM's per-module O1..O3 pipelines, kept for comparisons. Both
+/// without unrolling (but the loops the code generator marks) and without
+/// the vectoriser's interleaving; the bits never depend on the choice.
+enum class Pipeline { Kernel, Llvm };
+
 class Jit {
  public:
   /// The process's JIT, created on first use. Throws CompileError when LLVM
@@ -85,6 +91,11 @@ class Jit {
   /// when `keep_ir` was set; empty otherwise.
   std::string optimised_ir(const std::string& key) const;
   void set_keep_ir(bool on);
+
+  /// The pass pipeline of O1..O3 (O0 is LLVM's own). Initially Kernel, or
+  /// Llvm with STAX_JIT_PIPELINE=llvm. Part of every cache key.
+  void set_pipeline(Pipeline p);
+  Pipeline pipeline() const;
 
   /// Number of kernels compiled (not served from the in-memory cache; disk
   /// cache hits included).

@@ -11,7 +11,12 @@
 #include <string>
 
 #include "backends/cpu/cpu_backend.h"
+#include "oracle/fuzz.h"
+#include "oracle/input_gen.h"
+#include "oracle/program_gen.h"
+#include "semantics/printer.h"
 #include "tests/test_util.h"
+#include "transforms/transform.h"
 
 using namespace stax;
 using namespace stax::sem;
@@ -132,4 +137,46 @@ TEST_CASE("jit batch: a program's kernels in one module, repeated kernels shared
   REQUIRE(!c.failure);
   CHECK(test::bits32(*b.outputs.at("w")) != test::bits32(*c.outputs.at("w")));
   CHECK(test::bits32(*eval_ieee(q, in).outputs.at("w")) == test::bits32(*c.outputs.at("w")));
+}
+
+TEST_CASE("kernel pipeline: the bits of LLVM's pipelines; the lane loops the code generator marks unrolled") {
+  cpu::Jit& jit = cpu::Jit::instance();
+  REQUIRE(jit.pipeline() == cpu::Pipeline::Kernel);  // the default (STAX_JIT_PIPELINE unset in tests)
+  // Row sums with 16 lanes: the lane loops carry llvm.loop.unroll.full, so
+  // their accumulators become registers; and generated programs.
+  Program rows = test::parse_ok(
+      "input x : f32[64, 256]\nlet s : f32[64] = red(sum, 0.0, [256], x)\n"
+      "let y = map(fn(a) => mul(exp(a), 0.5), s)\noutput y\n");
+  xform::Context ctx;
+  rows = xform::run_pipeline(rows, std::get<std::vector<xform::Step>>(xform::parse_pipeline("interleave-lanes:w=16")), ctx)
+             .program;
+  std::vector<Program> programs{rows};
+  for (uint64_t seed = 0; seed < 12; ++seed) programs.push_back(oracle::generate_program(9100 + seed));
+  for (const Program& p : programs)
+    for (int level = 1; level <= 3; ++level)
+      for (cpu::Pipeline pl : {cpu::Pipeline::Kernel, cpu::Pipeline::Llvm}) {
+        jit.set_pipeline(pl);
+        cpu::CompiledProgram cp(p, {1, false, level, level == 2});
+        jit.set_pipeline(cpu::Pipeline::Kernel);
+        for (oracle::InputKind kind : oracle::kBackendInputKinds) {
+          Inputs in = oracle::generate_inputs(p, kind, 17);
+          INFO(print_program(p) << "O" << level << (pl == cpu::Pipeline::Llvm ? " (LLVM's pipeline)" : ""));
+          CHECK(oracle::outcome_difference(p, eval_ieee(p, in), cp.run(in)).value_or("") == "");
+        }
+      }
+  // The optimised lane kernel keeps no accumulator in memory at O1..O3. The
+  // deliberately wrong case: at O0 (no pass unrolls the marked loops) the
+  // accumulators stay in an alloca, which the same check sees.
+  auto lane_kernel_ir = [&](int level) {
+    cpu::CompiledProgram cp(rows, {1, true, level});
+    for (size_t k = 0; k < cp.kernels().size(); ++k)
+      if (cp.kernels()[k].lanes) return cp.ir(k);
+    return std::string();
+  };
+  for (int level = 1; level <= 3; ++level) {
+    std::string ir = lane_kernel_ir(level);
+    REQUIRE(!ir.empty());
+    CHECK(ir.find("alloca") == std::string::npos);
+  }
+  CHECK(lane_kernel_ir(0).find("alloca") != std::string::npos);
 }

@@ -140,3 +140,40 @@ TEST_CASE("campaign: a crash finding is shrunk while the iteration still dies th
   }
   CHECK(shrunk >= 1);
 }
+
+TEST_CASE("campaign: a worker stopped (SIGSTOP) past the timeout is not a hang; one asleep as long is") {
+  // The planted iteration stops its own worker; a grandchild continues it
+  // after twice the iteration timeout. Stopped time is not iteration time,
+  // so the campaign ends with no finding. The deliberately wrong case: the
+  // same wait spent asleep instead of stopped is a hang.
+  for (bool stop : {true, false}) {
+    oracle::CampaignOptions o = options(stop ? "stopped" : "asleep", 1);
+    o.count = 4;
+    o.iteration_timeout = 1;
+    oracle::BackendRunner r{"paused", [stop](const sem::Program& p, const sem::Inputs& in) {
+                              static bool done = false;  // once per worker process
+                              if (!done) {
+                                done = true;
+                                if (!stop) {
+                                  ::sleep(2);
+                                } else {
+                                  pid_t me = ::getpid();
+                                  if (::fork() == 0) {
+                                    ::sleep(2);
+                                    ::kill(me, SIGCONT);
+                                    ::_exit(0);
+                                  }
+                                  ::raise(SIGSTOP);
+                                }
+                              }
+                              return sem::eval_ieee(p, in);
+                            }};
+    oracle::CampaignSummary s;
+    REQUIRE(!oracle::run_campaign(o, {r}, s));
+    CHECK(s.programs == 4);
+    INFO((stop ? "stopped" : "asleep"));
+    int hangs = crashes(report(o.db), "hang");
+    if (stop) CHECK(hangs == 0);
+    else CHECK(hangs >= 1);  // each restarted worker sleeps once more
+  }
+}
