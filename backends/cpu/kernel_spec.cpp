@@ -7,6 +7,7 @@
 #include "backends/cpu/codegen.h"
 #include "backends/cpu/jit.h"
 #include "backends/cpu/vecmath.h"
+#include "mathlib/f32_lanes.h"
 #include "semantics/index_eval.h"
 #include "semantics/printer.h"
 #include "semantics/views.h"
@@ -85,10 +86,16 @@ namespace {
 constexpr int64_t kMaxRowBlock = 4;
 constexpr int64_t kMinRowFold = 32;
 constexpr int64_t kMinRowBlockOutput = 4096;
-// Lanes of a row block when the columns allow: 4 rows of 64 (16 AVX-512
-// accumulators) measured 1.1-1.4x faster than 4 of 32 on a [256,256] x
-// [256,1024] product.
-constexpr int64_t kRowLanes = 64;
+// Lanes of a row block when the columns allow, by the host's registers:
+// with AVX-512, 4 rows of 64 (16 accumulators) measured 1.1-1.4x faster than
+// 4 of 32 on a [256,256] x [256,1024] product. AVX2 has 16 registers of 8
+// lanes: 64 lanes spill, and 4 rows of 16 (8 accumulators) ran the
+// transformer block's products 1.6x faster than 64, 2.2x faster than 32 and
+// 1.3x faster than 8 (README, "Row blocks on AVX2").
+int64_t row_lanes() {
+  static const int64_t lanes = math::f32::host_has_avx512() ? 64 : 16;
+  return lanes;
+}
 // Elements of a packed operand's scratch (fold x lanes): 256 KiB of f32.
 constexpr int64_t kMaxPackElements = 65536;
 // Transposed folds (transpose_rows) only where the work pays for the
@@ -153,7 +160,7 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
   for (int64_t b = kMaxRowBlock; b > 1 && k.row_block == 1; b /= 2)
     if (out[n - 2] % b == 0) k.row_block = b;
   if (k.row_block == 1) return;
-  if (out.back() % kRowLanes == 0) k.lane_block = kRowLanes;
+  if (out.back() % row_lanes() == 0) k.lane_block = row_lanes();
   // Packing: each operand of the map that reads no row is copied, a column
   // block at a time, into a contiguous scratch (fold x lanes), and the
   // column blocks become the outer loop. A transposed or power-of-two
