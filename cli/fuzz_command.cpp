@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -28,6 +29,35 @@ using namespace stax::sem;
 using json = nlohmann::json;
 using experiments::median;
 
+namespace {
+
+/// The compiled form of the last program a backend runner was given, kept
+/// by the program's text: a campaign runs each program's input sets in
+/// turn, so a program is normalised and compiled once for all of them.
+template <class Compiled>
+class LastCompiled {
+ public:
+  using Make = std::function<std::unique_ptr<Compiled>(const Program&)>;
+  explicit LastCompiled(Make make) : make_(std::move(make)) {}
+
+  Compiled& get(const Program& p) {
+    std::string text = print_program(p);
+    if (!compiled_ || text_ != text) {
+      compiled_.reset();
+      compiled_ = make_(p);
+      text_ = std::move(text);
+    }
+    return *compiled_;
+  }
+
+ private:
+  Make make_;
+  std::string text_;
+  std::unique_ptr<Compiled> compiled_;
+};
+
+}  // namespace
+
 std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
   std::vector<oracle::BackendRunner> r;
   size_t i = 0;
@@ -41,46 +71,22 @@ std::vector<oracle::BackendRunner> fuzz_backends(const std::string& spec) {
     } else if (name == "cpu" || name == "cpu-o0") {
       // cpu: LLVM O3, as users run it; cpu-o0: quick to compile, for
       // throughput (the bits never depend on the level).
-      // A program is normalised and compiled once for its input sets, as
-      // below for the GPU: the last one is kept, by its text.
       int level = name == "cpu" ? 3 : 0;
-      struct Last {
-        std::string text;
-        std::unique_ptr<backends::cpu::CompiledProgram> program;
-      };
-      auto last = std::make_shared<Last>();
-      r.push_back({name, [level, last](const Program& p, const Inputs& in) {
-                     std::string text = print_program(p);
-                     if (!last->program || last->text != text) {
-                       last->program.reset();
-                       last->program = std::make_unique<backends::cpu::CompiledProgram>(
-                           p, backends::cpu::CpuOptions{1, false, level, true});
-                       last->text = std::move(text);
-                     }
-                     return last->program->run(in);
-                   }});
+      auto last = std::make_shared<LastCompiled<backends::cpu::CompiledProgram>>([level](const Program& p) {
+        return std::make_unique<backends::cpu::CompiledProgram>(p, backends::cpu::CpuOptions{1, false, level, true});
+      });
+      r.push_back({name, [last](const Program& p, const Inputs& in) { return last->get(p).run(in); }});
     } else if (name == "gpu-emu" || name == "gpu") {
       // gpu-emu: the CUDA C kernels on the host emulator; gpu: on the device
       // (NVRTC and the driver API; without them every program is counted as
       // unsupported by this backend, never as a finding).
-      // A program is compiled once for its input sets (the campaign runs
-      // each program's trials in turn): the last one is kept, by its text.
       backends::gpu::GpuOptions g;
       g.target = name == "gpu" ? backends::gpu::Target::Device : backends::gpu::Target::Emu;
-      struct Last {
-        std::string text;
-        std::unique_ptr<backends::gpu::GpuProgram> program;
-      };
-      auto last = std::make_shared<Last>();
-      r.push_back({name, [g, last](const Program& p, const Inputs& in) {
-                     std::string text = print_program(p);
-                     if (!last->program || last->text != text) {
-                       last->program.reset();
-                       last->program = std::make_unique<backends::gpu::GpuProgram>(p, g);
-                       last->text = std::move(text);
-                     }
+      auto last = std::make_shared<LastCompiled<backends::gpu::GpuProgram>>(
+          [g](const Program& p) { return std::make_unique<backends::gpu::GpuProgram>(p, g); });
+      r.push_back({name, [last](const Program& p, const Inputs& in) {
                      try {
-                       return last->program->run(in);
+                       return last->get(p).run(in);
                      } catch (const backends::gpu::EmuError& e) {
                        // A race or a deadlock of the kernels is a finding (a
                        // failure the interpreter does not have), never a
