@@ -14,8 +14,12 @@ set -euo pipefail
 # Under autogroup scheduling (Linux's default), nice only ranks processes
 # within a session: a run started with `setsid` gets a session of its own
 # and, at nice 19, still half the cores against an interactive shell. When
-# this script leads its own session, its autogroup is lowered too.
-[[ "$(ps -o sid= -p $$ | tr -d ' ')" == "$$" ]] && { echo 19 > /proc/self/autogroup; } 2>/dev/null || true
+# this script or its parent leads a session without a terminal, that
+# session's autogroup is lowered too.
+sid="$(ps -o sid= -p $$ | tr -d ' ')"
+if [[ "$(ps -o tty= -p $$ | tr -d ' ')" == "?" && ("$sid" == "$$" || "$sid" == "$PPID") ]]; then
+  { echo 19 > /proc/self/autogroup; } 2>/dev/null || true
+fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-$root/mathcheck-runs}"
 shift || true
