@@ -132,8 +132,10 @@ int bench_command(const BenchOptions& o) {
       double ratio = cgbs > 0 ? gbs / cgbs : 0;
       std::string shape = kr.lanes ? "lanes " + std::to_string(kr.lane_block)
                                    : (kr.text.rfind("red(", 0) == 0 ? "fold" : "pointwise");
-      if (kr.row_block > 1) shape += " x " + std::to_string(kr.row_block) + " rows";
-      if (kr.transposed) shape += " rows";
+      if (kr.transposed)
+        shape += " rows" + (kr.row_block > 1 ? " x " + std::to_string(kr.row_block) + " groups" : std::string());
+      else if (kr.row_block > 1)
+        shape += " x " + std::to_string(kr.row_block) + " rows";
       if (kr.pack) shape += kr.transposed ? ", packed transposed" : ", packed";
       shape += ", parallel over " + std::to_string(kr.parallel_extent);
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},

@@ -114,13 +114,16 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   // indices of the second-to-last dimension are stepped together, each with
   // its own block of accumulators.
   int64_t lanes = ks.lane_block, blocks = out.back() / lanes, rows = ks.row_block;
-  Shape outer(out.begin(), out.end() - (rows > 1 ? 2 : 1));
+  // A transposed fold's rows are groups of `lanes` consecutive rows of its
+  // rank-1 output, one accumulator vector each.
+  Shape outer(out.begin(), out.end() - (rows > 1 && !ks.transposed ? 2 : 1));
   llvm::AllocaInst* accs = entry_alloca(ct, rows * lanes);
   auto acc_slot = [&](Value* l, int64_t rr) { return b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes))); };
   // The output index of lane l of row r: o, then the row (with a row
   // block), then the column.
   auto index_of = [&](Value* row0, int64_t r, Value* col) {
     std::vector<Value*> ol = o;
+    if (ks.transposed) return std::vector<Value*>{b_.CreateAdd(col, i64(r * lanes))};
     if (rows > 1) ol.push_back(b_.CreateAdd(row0, i64(r)));
     ol.push_back(col);
     return ol;
@@ -130,11 +133,13 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   const auto* pm = ks.pack() ? std::get_if<MapE>(&r.src->p) : nullptr;
   const bool self = ks.transposed && !pm;  // a transposed fold of a read: the source itself is packed
   std::vector<llvm::AllocaInst*> scratch;
+  // A transposed fold's groups each pack into their own region.
+  const int64_t groups = ks.transposed ? rows : 1, region = num_elements(r.extents) * lanes;
   if (pm)
     for (size_t a = 0; a < pm->args.size(); ++a)
-      scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes)
+      scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes * groups)
                                      : nullptr);
-  if (self) scratch.push_back(entry_alloca(ct, num_elements(r.extents) * lanes));
+  if (self) scratch.push_back(entry_alloca(ct, num_elements(r.extents) * lanes * groups));
   auto pack = [&](Value* row0, Value* base) {
     std::vector<Value*> ridx;
     nest(r.extents, 0, ridx, [&]() {
@@ -154,7 +159,9 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   // f32 tiles, 1 f64): the rows of a power-of-two length share the same
   // few cache sets, so a line read for one tile would not survive until
   // the next. (The tiles of a line are a loop: one body to compile.)
-  auto pack_transposed = [&](Value* base) {
+  auto pack_transposed = [&](Value* base0) {
+   for (int64_t g = 0; g < groups; ++g) {
+    Value* base = b_.CreateAdd(base0, i64(g * lanes));
     int64_t tiles = 1;
     for (llvm::AllocaInst* sc : scratch)
       if (sc) tiles = std::max<int64_t>(tiles, 512 / (lanes * sc->getAllocatedType()->getScalarSizeInBits()));
@@ -178,12 +185,13 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
           }
           std::vector<Value*> cols = transpose(rows_v);
           for (int64_t jj = 0; jj < lanes; ++jj) {
-            Value* at = b_.CreateMul(b_.CreateAdd(j0, i64(jj)), i64(lanes));
+            Value* at = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(j0, i64(jj)), i64(lanes)), i64(g * region));
             b_.CreateAlignedStore(cols[size_t(jj)], b_.CreateInBoundsGEP(et, scratch[a], at), align);
           }
         });
       }
     });
+   }
   };
   auto value = [&](const std::vector<Value*>& idx, Value* at) {
     if (self) return static_cast<Value*>(b_.CreateLoad(ct, b_.CreateInBoundsGEP(ct, scratch[0], at)));
@@ -207,7 +215,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);
           Value* slot = acc_slot(l, rr);
-          Value* x = value(full_index(ol, ridx), at);
+          Value* x = value(full_index(ol, ridx), at && ks.transposed ? b_.CreateAdd(at, i64(rr * region)) : at);
           b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
         }
       }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
@@ -232,7 +240,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   };
   if (ks.transposed) {  // rank 1: the range counts blocks of rows (the lanes)
     loop(begin, end, [&](Value* rb) {
-      Value* base = b_.CreateMul(rb, i64(lanes));
+      Value* base = b_.CreateMul(rb, i64(lanes * rows));
       pack_transposed(base);
       block(nullptr, base);
     });

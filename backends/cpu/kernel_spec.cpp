@@ -101,6 +101,10 @@ constexpr int64_t kMaxPackElements = 65536;
 // Transposed folds (transpose_rows) only where the work pays for the
 // larger body's compile time.
 constexpr int64_t kMinTransposeWork = int64_t(1) << 16;
+// Row groups of a transposed fold stepped together (independent chains),
+// and the bound on each packed operand's scratch (on the kernel's stack).
+constexpr int64_t kTransposeGroups = 4;
+constexpr int64_t kMaxTransposeScratch = int64_t(512) << 10;
 
 /// The index domain of the variables an index expression depends on, as a
 /// bit mask of the loop dimensions (`vars`: each variable's mask).
@@ -192,10 +196,15 @@ bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
     read_masks(e, vars, ms);
     return !ms.empty() && std::all_of(ms.begin(), ms.end(), [](uint64_t m) { return m == 3; });
   };
+  int64_t bytes = 0;  // the widest packed element
   if (const auto* m = std::get_if<MapE>(&r.src->p)) {
-    for (const Expr& a : m->args) k.packed.push_back(rowwise(a));
+    for (const Expr& a : m->args) {
+      k.packed.push_back(rowwise(a));
+      if (k.packed.back()) bytes = std::max<int64_t>(bytes, dtype_bytes(a->type.dtype));
+    }
   } else if (std::holds_alternative<NameE>(r.src->p) || std::holds_alternative<ViewE>(r.src->p)) {
     k.packed.push_back(rowwise(r.src));
+    bytes = dtype_bytes(r.src->type.dtype);
   }
   if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) {
     k.packed.clear();
@@ -203,7 +212,12 @@ bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
   }
   k.lanes = k.transposed = true;
   k.lane_block = L;
-  k.parallel_extent = out[0] / L;
+  // Groups of L rows stepped together, one accumulator vector each: a
+  // fold step's add waits for the previous one, so one vector is a chain
+  // bound by the add's latency.
+  for (k.row_block = kTransposeGroups; k.row_block > 1; k.row_block /= 2)
+    if (out[0] % (L * k.row_block) == 0 && r.extents[0] * L * k.row_block * bytes <= kMaxTransposeScratch) break;
+  k.parallel_extent = out[0] / (L * k.row_block);
   return true;
 }
 

@@ -306,35 +306,41 @@ TEST_CASE("row blocks: matrix products step 4 or 2 rows of lane blocks together,
 TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, their operands packed transposed") {
   // Each row keeps its own accumulator (a lane), folding in order; the
   // operands that read the row and the fold are copied, an 8 x 8 tile at a
-  // time, transposed into a scratch; the others are read as they are.
+  // time, transposed into a scratch; the others are read as they are. Up to
+  // 4 groups of 8 rows are stepped together (independent accumulator
+  // vectors), as the rows and the scratch bound (512 KiB an operand) allow.
   struct Case {
     std::string program;
     bool transposed;
-    int64_t extent;
+    int64_t extent, groups;
   };
   const Case cases[] = {
       // Example 1.1's shape: two packed operands, 2 tiles a cache line.
       {"input x : f32[64, 1024]\ninput y : f32[64, 1024]\nlet s : f32[64] = red(sum, 0.0, [1024], "
        "map(fn(a, b) => mul(relu(add(a, b)), 2.0), x, y))\noutput s\n",
-       true, 8},
-      // The source itself packed; a fold of 1032 (one tile a line).
-      {"input x : f32[72, 1032]\nlet m : f32[72] = red(max, -inf, [1032], x)\noutput m\n", true, 9},
+       true, 2, 4},
+      // The source itself packed; a fold of 1032 (one tile a line); 72
+      // rows: groups of 8 one at a time.
+      {"input x : f32[72, 1032]\nlet m : f32[72] = red(max, -inf, [1032], x)\noutput m\n", true, 9, 1},
+      // 48 rows: 2 groups; f64 rows of 4096: 2 groups (1 MiB for 4).
+      {"input x : f32[48, 2048]\nlet s : f32[48] = red(sum, 0.0, [2048], x)\noutput s\n", true, 3, 2},
+      {"input x : f64[64, 4096]\nlet s : f64[64] = red(sum, 0.0, [4096], x)\noutput s\n", true, 4, 2},
       // A row-broadcast operand is read as it is; x is packed.
       {"input x : f32[64, 1024]\ninput mu : f32[64]\nlet q : f32[64] = red(sum, 0.0, [1024], map(fn(a, m) => "
        "mul(sub(a, m), sub(a, m)), x, view(mu, [64, 1024], (i, j) -> (i))))\noutput q\n",
-       true, 8},
-      {"input x : f64[64, 1024]\nlet s : f64[64] = red(sum, 0.0, [1024], x)\noutput s\n", true, 8},
+       true, 2, 4},
+      {"input x : f64[64, 1024]\nlet s : f64[64] = red(sum, 0.0, [1024], x)\noutput s\n", true, 2, 4},
       {"input x : f16[64, 1024]\nlet s : f16[64] = red(sum, 0.0, [1024], map(fn(a) => mul(a, a), x))\noutput s\n",
-       true, 8},
+       true, 2, 4},
       // A transposed view: still one fold a row, in order.
       {"input x : f32[1024, 64]\nlet s : f32[64] = red(prod, 1.0, [1024], view(x, [64, 1024], (i, j) -> (j, i)))"
        "\noutput s\n",
-       true, 8},
+       true, 2, 4},
       // Rows not a multiple of 8, or a gather that may fail: one row at a time.
-      {"input x : f32[60, 1024]\nlet s : f32[60] = red(sum, 0.0, [1024], x)\noutput s\n", false, 60},
+      {"input x : f32[60, 1024]\nlet s : f32[60] = red(sum, 0.0, [1024], x)\noutput s\n", false, 60, 1},
       {"input x : f32[64, 1024]\ninput g : i64[1024]\nlet s : f32[64] = red(sum, 0.0, [1024], "
        "view(x, [64, 1024], (i, j) -> (i, load(g, j))))\noutput s\n",
-       false, 64},
+       false, 64, 1},
   };
   for (const Case& c : cases) {
     INFO(c.program);
@@ -344,12 +350,15 @@ TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, their
     CHECK(k.lanes == c.transposed);
     CHECK(k.pack == c.transposed);
     CHECK(k.parallel_extent == c.extent);
+    CHECK(k.row_block == c.groups);
     CHECK(difference_all_ways(p, 51) == "");
   }
-  // The deliberately wrong fold: max without its NaN rule.
-  Program p = parse(cases[1].program);
+  // The deliberately wrong fold: max without its NaN rule, with one group
+  // of rows and with four.
   ScopedMutant m("max-drops-nan");
-  CHECK(difference(p, 51, 1) != "");
+  CHECK(difference(parse(cases[1].program), 51, 1) != "");
+  CHECK(difference(parse("input x : f32[64, 1024]\nlet m : f32[64] = red(max, -inf, [1024], x)\noutput m\n"), 51, 1) !=
+        "");
 }
 
 TEST_CASE("every codegen mutant is caught by the bit-for-bit comparison") {
