@@ -252,6 +252,16 @@ Result for_each_red(const Program& p, const std::optional<std::string>& binding,
   Result r{p, SemClass::Exact};
   for (Binding& b : r.program.bindings) {
     if (only && b.name != *only) continue;
+    // A rewrite deepens its red by a few levels; repeated reassociations of
+    // nested reds compound (gpu-reduce twice, then interleave-lanes, nested a
+    // 4-level binding 259 deep: campaign seed 5000777934). A rewrite whose
+    // red would pass kMaxExprDepth is refused; a binding that still passes it
+    // is left as it was, its rewrites undone (count and log), so the result
+    // always reads back.
+    const Expr before = b.expr;
+    const int64_t count0 = ctx.count;
+    const size_t log0 = ctx.log.size();
+    const SemClass cls0 = r.cls;
     b.expr = rewrite_bottom_up(b.expr, [&](const Expr& e) -> std::optional<Expr> {
       const auto* red = std::get_if<RedE>(&e->p);
       if (!red) return std::nullopt;
@@ -266,11 +276,22 @@ Result for_each_red(const Program& p, const std::optional<std::string>& binding,
       Site s = site_of(e);
       Rewrite w = rewrite(s);
       if (!w.expr) return refuse(w.what);
+      if (int d = expr_depth(*w.expr); d > kMaxExprDepth)
+        return refuse("rewritten, it would nest " + std::to_string(d) + " levels, deeper than " +
+                      std::to_string(kMaxExprDepth));
       ctx.note(pass + ": " + b.name + ": red(" + std::string(red_name(red->op)) + ") over " + std::to_string(n) +
                " elements: " + w.what);
       r.cls = weaker(r.cls, class_of(red->op, s.dtype));
       return w.expr;
     });
+    if (int d = expr_depth(b.expr); d > kMaxExprDepth) {
+      b.expr = before;
+      ctx.count = count0;
+      ctx.log.resize(log0);
+      r.cls = cls0;
+      ctx.log.push_back(pass + ": left " + b.name + " as it was: rewritten, it would nest " + std::to_string(d) +
+                        " levels, deeper than " + std::to_string(kMaxExprDepth));
+    }
   }
   return r;
 }

@@ -6,10 +6,12 @@
 #include <string>
 #include <variant>
 
+#include "oracle/checker.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"
 #include "transforms/expr_util.h"
+#include "transforms/reassoc.h"
 #include "transforms/transform.h"
 
 using namespace stax;
@@ -115,4 +117,56 @@ TEST_CASE("count_all_uses_in agrees with count_uses_in name by name (lets and lo
       CHECK(all[name].load == one.load);
     }
   }
+}
+
+TEST_CASE("reassociations of nested reds stay within the nesting limit (campaign seed 5000777934)") {
+  // The shrunk reproducer of the 10^6 campaign's one finding: two gpu-reduce
+  // steps and interleave-lanes nested v4 past the 256 levels the parser reads.
+  const std::string src =
+      "input x2 : i64[3, 1, 1]\n"
+      "let v4 : i64[2] = map(fn(a) => cast(a, i64), expand(red(sum, 0.0, [2], red(prod, 1.0, [3, 3], "
+      "full(f32[1, 2, 3, 3], 0.0))), [2]))\n"
+      "let v5 : i64[3, 1, 1] = x2\noutput v5\n";
+  Program p = test::parse_ok(src);
+  auto steps = xform::parse_pipeline("gpu-reduce:threads=8:warp=4,gpu-reduce:threads=8:warp=2,interleave-lanes");
+  REQUIRE(std::holds_alternative<std::vector<xform::Step>>(steps));
+  xform::Context ctx;
+  xform::Result r = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
+  for (const Binding& b : r.program.bindings) CHECK(xform::expr_depth(b.expr) <= xform::kMaxExprDepth);
+  bool left = false;
+  for (const std::string& line : ctx.log) left |= test::contains(line, "interleave-lanes: left v4 as it was");
+  CHECK(left);
+  // The undone rewrites gave their numbers back: the last note is #count.
+  std::string last_note;
+  for (const std::string& line : ctx.log)
+    if (line.rfind("#", 0) == 0) last_note = line;
+  CHECK(ctx.count > 0);
+  CHECK(last_note.rfind("#" + std::to_string(ctx.count) + " ", 0) == 0);
+  REQUIRE(std::holds_alternative<Program>(parse_program(print_program(r.program))));
+  oracle::CheckOptions co;
+  co.trials = 3;
+  oracle::Verdict v = oracle::check_programs(p, r.program, r.cls, co);
+  CHECK(v.status != oracle::Status::Counterexample);
+
+  // The wrong case: interleave-lanes rewriting every red of the gpu-reduced
+  // program regardless of depth (what the pass did before) nests past 256;
+  // the printed target does not read back and the oracle calls it malformed.
+  xform::Context ctx2;
+  xform::Result twice = xform::run_pipeline(
+      p, std::get<std::vector<xform::Step>>(xform::parse_pipeline("gpu-reduce:threads=8:warp=4,gpu-reduce:threads=8:warp=2")),
+      ctx2);
+  Program naive = twice.program;
+  naive.bindings[0].expr = xform::rewrite_bottom_up(naive.bindings[0].expr, [](const Expr& e) -> std::optional<Expr> {
+    const auto* red = std::get_if<RedE>(&e->p);
+    if (!red || num_elements(red->extents) < 2) return std::nullopt;
+    xform::reassoc::Site s = xform::reassoc::site_of(e);
+    bool padded = false;
+    Expr lanes = xform::reassoc::interleaved_lanes(s, 16, &padded);
+    return xform::reassoc::finish(s, xform::reassoc::tree(s, lanes, /*adjacent=*/false, s.init));
+  });
+  CHECK(xform::expr_depth(naive.bindings[0].expr) > xform::kMaxExprDepth);
+  CHECK(std::holds_alternative<Diag>(parse_program(print_program(naive))));
+  oracle::Verdict bad = oracle::check_programs(p, naive, xform::SemClass::Real, co);
+  CHECK(bad.status == oracle::Status::Counterexample);
+  CHECK(test::contains(bad.message, "malformed"));
 }
