@@ -133,10 +133,10 @@ int bench_command(const BenchOptions& o) {
       std::string shape = kr.lanes ? "lanes " + std::to_string(kr.lane_block)
                                    : (kr.text.rfind("red(", 0) == 0 ? "fold" : "pointwise");
       if (kr.transposed)
-        shape += " rows" + (kr.row_block > 1 ? " x " + std::to_string(kr.row_block) + " groups" : std::string());
+        shape += " rows, transposed";
       else if (kr.row_block > 1)
         shape += " x " + std::to_string(kr.row_block) + " rows";
-      if (kr.pack) shape += kr.transposed ? ", packed transposed" : ", packed";
+      if (kr.pack) shape += ", packed";
       shape += ", parallel over " + std::to_string(kr.parallel_extent);
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},

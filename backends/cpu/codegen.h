@@ -61,10 +61,9 @@ struct KernelShape {
   std::vector<bool> packed;
   /// A rank-1 output folded over one contiguous dimension (row sums): its
   /// lanes are kTransposeLanes consecutive rows, each folding its own row in
-  /// order, and the operands that read the row and the fold (or the source
-  /// itself, when it is a read: packed = {true}) are packed transposed, a
-  /// kTransposeLanes x kTransposeLanes tile at a time. The kernel's range
-  /// counts blocks of rows.
+  /// order; the source is evaluated along the rows, a kTransposeLanes x
+  /// kTransposeLanes tile at a time, and transposed in registers. The
+  /// kernel's range counts blocks of rows.
   bool transposed = false;
   bool pack() const { return !packed.empty(); }
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)

@@ -63,6 +63,50 @@ std::vector<Value*> Emitter::transpose(std::vector<Value*> v) {
   return v;
 }
 
+// A transposed fold (KernelShape::transposed) in registers: the kernel's
+// range counts blocks of L consecutive rows, one accumulator vector (lane l:
+// row l of the block, folding its own row in order). For each tile of L fold
+// steps the source (the map whole: it cannot fail) is evaluated along each
+// row, L consecutive elements a vector; the L row vectors are transposed and
+// the accumulator takes the L columns in order. A cache line of each row is
+// consumed at once (T tiles): rows of a power-of-two length share a few
+// cache sets, so a line would not survive until the next tile.
+void Emitter::transposed_fold(const RedE& r, Value* begin, Value* end) {
+  const Shape& out = spec_.types[0].shape;
+  const DType t = r.src->type.dtype;
+  llvm::Type* ct = ctype(t);
+  const int64_t L = kTransposeLanes, n = r.extents[0];
+  auto* vt = llvm::FixedVectorType::get(ct, unsigned(L));
+  int64_t T = std::max<int64_t>(1, 512 / (L * int64_t(ct->getScalarSizeInBits())));
+  while (n % (T * L) != 0) T /= 2;
+  llvm::AllocaInst* acc_slot = entry_alloca(vt, 1);  // SROA keeps it in a register
+  loop(begin, end, [&](Value* rb) {
+    Value* base = b_.CreateMul(rb, i64(L));
+    b_.CreateStore(b_.CreateVectorSplat(unsigned(L), constant(r.init, t)), acc_slot);
+    loop(i64(0), i64(n / (L * T)), [&](Value* jt) {
+      Value* j0 = b_.CreateMul(jt, i64(L * T));
+      std::vector<std::vector<Value*>> rows_v(static_cast<size_t>(T));  // [tile][row]
+      for (int64_t l = 0; l < L; ++l) {
+        Value* row = b_.CreateAdd(base, i64(l));
+        pos_ = flat({row}, out);
+        for (int64_t k = 0; k < T; ++k) {
+          Value* v = llvm::PoisonValue::get(vt);
+          for (int64_t jj = 0; jj < L; ++jj)
+            v = b_.CreateInsertElement(v, elem(r.src, {row, b_.CreateAdd(j0, i64(k * L + jj))}), uint64_t(jj));
+          rows_v[size_t(k)].push_back(v);
+        }
+      }
+      Value* acc = b_.CreateLoad(vt, acc_slot);
+      for (int64_t k = 0; k < T; ++k)
+        for (Value* col : transpose(rows_v[size_t(k)])) acc = fold(r, acc, col, t, nullptr, nullptr);
+      b_.CreateStore(acc, acc_slot);
+    });
+    Value* acc = b_.CreateLoad(vt, acc_slot);
+    for (int64_t l = 0; l < L; ++l)
+      store(b_.CreateExtractElement(acc, uint64_t(l)), flat({b_.CreateAdd(base, i64(l))}, out));
+  });
+}
+
 void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end) {
   const Shape& out = spec_.types[0].shape;
   DType t = r.src->type.dtype;
@@ -108,22 +152,20 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     });
     return;
   }
+  if (ks.transposed) return transposed_fold(r, begin, end);
   // Lanes: one accumulator per index of the last output dimension (per
   // index of a block of it), stepped innermost; each accumulator folds its
   // own elements in program order. With a row block, `rows` consecutive
   // indices of the second-to-last dimension are stepped together, each with
   // its own block of accumulators.
   int64_t lanes = ks.lane_block, blocks = out.back() / lanes, rows = ks.row_block;
-  // A transposed fold's rows are groups of `lanes` consecutive rows of its
-  // rank-1 output, one accumulator vector each.
-  Shape outer(out.begin(), out.end() - (rows > 1 && !ks.transposed ? 2 : 1));
+  Shape outer(out.begin(), out.end() - (rows > 1 ? 2 : 1));
   llvm::AllocaInst* accs = entry_alloca(ct, rows * lanes);
   auto acc_slot = [&](Value* l, int64_t rr) { return b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes))); };
   // The output index of lane l of row r: o, then the row (with a row
   // block), then the column.
   auto index_of = [&](Value* row0, int64_t r, Value* col) {
     std::vector<Value*> ol = o;
-    if (ks.transposed) return std::vector<Value*>{b_.CreateAdd(col, i64(r * lanes))};
     if (rows > 1) ol.push_back(b_.CreateAdd(row0, i64(r)));
     ol.push_back(col);
     return ol;
@@ -131,15 +173,11 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   // Packed operands (KernelShape::packed): a scratch of fold x lanes
   // values each, filled for a column block before its rows.
   const auto* pm = ks.pack() ? std::get_if<MapE>(&r.src->p) : nullptr;
-  const bool self = ks.transposed && !pm;  // a transposed fold of a read: the source itself is packed
   std::vector<llvm::AllocaInst*> scratch;
-  // A transposed fold's groups each pack into their own region.
-  const int64_t groups = ks.transposed ? rows : 1, region = num_elements(r.extents) * lanes;
   if (pm)
     for (size_t a = 0; a < pm->args.size(); ++a)
-      scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes * groups)
+      scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes)
                                      : nullptr);
-  if (self) scratch.push_back(entry_alloca(ct, num_elements(r.extents) * lanes * groups));
   auto pack = [&](Value* row0, Value* base) {
     std::vector<Value*> ridx;
     nest(r.extents, 0, ridx, [&]() {
@@ -151,50 +189,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       });
     });
   };
-  // Transposed packing (KernelShape::transposed, rank 1, lanes = rows
-  // base, base + 1, ...): for each tile of the fold, each row's elements in
-  // one vector, transposed, so that element (row base + l, fold j) lands at
-  // scratch[j * lanes + l]. The loads of a row are consecutive.
-  // An operand's tiles are packed a 64-byte line of each row at a time (2
-  // f32 tiles, 1 f64): the rows of a power-of-two length share the same
-  // few cache sets, so a line read for one tile would not survive until
-  // the next. (The tiles of a line are a loop: one body to compile.)
-  auto pack_transposed = [&](Value* base0) {
-   for (int64_t g = 0; g < groups; ++g) {
-    Value* base = b_.CreateAdd(base0, i64(g * lanes));
-    int64_t tiles = 1;
-    for (llvm::AllocaInst* sc : scratch)
-      if (sc) tiles = std::max<int64_t>(tiles, 512 / (lanes * sc->getAllocatedType()->getScalarSizeInBits()));
-    while (r.extents[0] % (tiles * lanes) != 0) tiles /= 2;
-    loop(i64(0), i64(r.extents[0] / (lanes * tiles)), [&](Value* jt) {
-      for (size_t a = 0; a < scratch.size(); ++a) {
-        if (!scratch[a]) continue;
-        const Expr& e = pm ? pm->args[a] : r.src;
-        llvm::Type* et = scratch[a]->getAllocatedType();
-        auto* vt = llvm::FixedVectorType::get(et, unsigned(lanes));
-        const llvm::Align align(std::max<uint64_t>(1, et->getScalarSizeInBits() / 8));
-        loop(i64(0), i64(tiles), [&](Value* tile) {
-          Value* j0 = b_.CreateMul(b_.CreateAdd(b_.CreateMul(jt, i64(tiles)), tile), i64(lanes));
-          std::vector<Value*> rows_v;
-          for (int64_t l = 0; l < lanes; ++l) {
-            Value* v = llvm::PoisonValue::get(vt);
-            for (int64_t jj = 0; jj < lanes; ++jj)
-              v = b_.CreateInsertElement(v, elem(e, {b_.CreateAdd(base, i64(l)), b_.CreateAdd(j0, i64(jj))}),
-                                         uint64_t(jj));
-            rows_v.push_back(v);
-          }
-          std::vector<Value*> cols = transpose(rows_v);
-          for (int64_t jj = 0; jj < lanes; ++jj) {
-            Value* at = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(j0, i64(jj)), i64(lanes)), i64(g * region));
-            b_.CreateAlignedStore(cols[size_t(jj)], b_.CreateInBoundsGEP(et, scratch[a], at), align);
-          }
-        });
-      }
-    });
-   }
-  };
   auto value = [&](const std::vector<Value*>& idx, Value* at) {
-    if (self) return static_cast<Value*>(b_.CreateLoad(ct, b_.CreateInBoundsGEP(ct, scratch[0], at)));
     if (!pm) return elem(r.src, idx);
     std::vector<Value*> args;
     for (size_t a = 0; a < scratch.size(); ++a) {
@@ -215,7 +210,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);
           Value* slot = acc_slot(l, rr);
-          Value* x = value(full_index(ol, ridx), at && ks.transposed ? b_.CreateAdd(at, i64(rr * region)) : at);
+          Value* x = value(full_index(ol, ridx), at);
           b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
         }
       }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
@@ -238,14 +233,6 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     if (blocks == 1) return block(row0, i64(0));
     each_column([&](Value* base) { block(row0, base); });
   };
-  if (ks.transposed) {  // rank 1: the range counts blocks of rows (the lanes)
-    loop(begin, end, [&](Value* rb) {
-      Value* base = b_.CreateMul(rb, i64(lanes * rows));
-      pack_transposed(base);
-      block(nullptr, base);
-    });
-    return;
-  }
   if (rows > 1 && outer.empty()) {  // rank 2: the range counts blocks of rows
     if (pm) return each_column([&](Value* base) { packed_rows(begin, end, base); });
     loop(begin, end, [&](Value* i0) { columns(b_.CreateMul(i0, i64(rows))); });

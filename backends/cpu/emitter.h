@@ -244,6 +244,7 @@ class Emitter {
   /// The columns of a square matrix of vectors (its rows, a power of two
   /// of them): log2 stages of two-vector shuffles.
   std::vector<Value*> transpose(std::vector<Value*> rows);
+  void transposed_fold(const RedE& r, Value* begin, Value* end);
 
   // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
   /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline

@@ -101,10 +101,6 @@ constexpr int64_t kMaxPackElements = 65536;
 // Transposed folds (transpose_rows) only where the work pays for the
 // larger body's compile time.
 constexpr int64_t kMinTransposeWork = int64_t(1) << 16;
-// Row groups of a transposed fold stepped together (independent chains),
-// and the bound on each packed operand's scratch (on the kernel's stack).
-constexpr int64_t kTransposeGroups = 4;
-constexpr int64_t kMaxTransposeScratch = int64_t(512) << 10;
 
 /// The index domain of the variables an index expression depends on, as a
 /// bit mask of the loop dimensions (`vars`: each variable's mask).
@@ -182,42 +178,25 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
 /// A fold of a rank-1 output over one dimension whose source reads its rows
 /// contiguously (KernelShape::transposed): one accumulator a row is a chain
 /// of dependent steps; kTransposeLanes rows stepped together are as many
-/// independent chains in one vector, fed by a transpose of their operands.
+/// independent chains in one vector, fed by a transpose of their values
+/// (Emitter::transposed_fold). Not for a source that may fail, whose
+/// failure must be the first in program order.
 bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
   constexpr int64_t L = kTransposeLanes;
   if (out.size() != 1 || r.extents.size() != 1 || red_is_arg(r.op) || expr_may_fail(r.src)) return false;
+  if (r.src->type.dtype == DType::Bool) return false;  // i1 lanes
   if (out[0] % L != 0 || r.extents[0] % L != 0 || r.extents[0] < kMinRowFold ||
-      r.extents[0] > kMaxPackElements / L || num_elements(out) * r.extents[0] < kMinTransposeWork)
+      num_elements(out) * r.extents[0] < kMinTransposeWork)
     return false;
+  // Worth it where some read steps along the row and the fold: a
+  // row-broadcast or fold-broadcast read alone does not need the transpose.
   const std::vector<uint64_t> vars = {1, 2};  // the row, the fold
-  auto rowwise = [&](const Expr& e) {  // every read depends on the row and the fold
-    if (e->type.dtype == DType::Bool) return false;  // i1 lanes: no byte per element to store
-    std::vector<uint64_t> ms;
-    read_masks(e, vars, ms);
-    return !ms.empty() && std::all_of(ms.begin(), ms.end(), [](uint64_t m) { return m == 3; });
-  };
-  int64_t bytes = 0;  // the widest packed element
-  if (const auto* m = std::get_if<MapE>(&r.src->p)) {
-    for (const Expr& a : m->args) {
-      k.packed.push_back(rowwise(a));
-      if (k.packed.back()) bytes = std::max<int64_t>(bytes, dtype_bytes(a->type.dtype));
-    }
-  } else if (std::holds_alternative<NameE>(r.src->p) || std::holds_alternative<ViewE>(r.src->p)) {
-    k.packed.push_back(rowwise(r.src));
-    bytes = dtype_bytes(r.src->type.dtype);
-  }
-  if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) {
-    k.packed.clear();
-    return false;
-  }
+  std::vector<uint64_t> ms;
+  read_masks(r.src, vars, ms);
+  if (std::none_of(ms.begin(), ms.end(), [](uint64_t m) { return m == 3; })) return false;
   k.lanes = k.transposed = true;
   k.lane_block = L;
-  // Groups of L rows stepped together, one accumulator vector each: a
-  // fold step's add waits for the previous one, so one vector is a chain
-  // bound by the add's latency.
-  for (k.row_block = kTransposeGroups; k.row_block > 1; k.row_block /= 2)
-    if (out[0] % (L * k.row_block) == 0 && r.extents[0] * L * k.row_block * bytes <= kMaxTransposeScratch) break;
-  k.parallel_extent = out[0] / (L * k.row_block);
+  k.parallel_extent = out[0] / L;
   return true;
 }
 

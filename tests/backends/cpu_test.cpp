@@ -303,44 +303,47 @@ TEST_CASE("row blocks: matrix products step 4 or 2 rows of lane blocks together,
   CHECK(difference(p, 41, 1) != "");
 }
 
-TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, their operands packed transposed") {
+TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, transposed in registers") {
   // Each row keeps its own accumulator (a lane), folding in order; the
-  // operands that read the row and the fold are copied, an 8 x 8 tile at a
-  // time, transposed into a scratch; the others are read as they are. Up to
-  // 4 groups of 8 rows are stepped together (independent accumulator
-  // vectors), as the rows and the scratch bound (512 KiB an operand) allow.
+  // source is evaluated along 8 rows, an 8 x 8 tile at a time (two tiles a
+  // cache line for 4-byte values), and transposed in registers.
   struct Case {
     std::string program;
     bool transposed;
-    int64_t extent, groups;
+    int64_t extent;
   };
   const Case cases[] = {
-      // Example 1.1's shape: two packed operands, 2 tiles a cache line.
+      // Example 1.1's shape: a map of two row-wise operands.
       {"input x : f32[64, 1024]\ninput y : f32[64, 1024]\nlet s : f32[64] = red(sum, 0.0, [1024], "
        "map(fn(a, b) => mul(relu(add(a, b)), 2.0), x, y))\noutput s\n",
-       true, 2, 4},
-      // The source itself packed; a fold of 1032 (one tile a line); 72
-      // rows: groups of 8 one at a time.
-      {"input x : f32[72, 1032]\nlet m : f32[72] = red(max, -inf, [1032], x)\noutput m\n", true, 9, 1},
-      // 48 rows: 2 groups; f64 rows of 4096: 2 groups (1 MiB for 4).
-      {"input x : f32[48, 2048]\nlet s : f32[48] = red(sum, 0.0, [2048], x)\noutput s\n", true, 3, 2},
-      {"input x : f64[64, 4096]\nlet s : f64[64] = red(sum, 0.0, [4096], x)\noutput s\n", true, 4, 2},
-      // A row-broadcast operand is read as it is; x is packed.
+       true, 8},
+      // A read folded itself; a fold of 1032 (one tile a line), 72 rows.
+      {"input x : f32[72, 1032]\nlet m : f32[72] = red(max, -inf, [1032], x)\noutput m\n", true, 9},
+      {"input x : f32[48, 2048]\nlet s : f32[48] = red(sum, 0.0, [2048], x)\noutput s\n", true, 6},
+      {"input x : f64[64, 4096]\nlet s : f64[64] = red(sum, 0.0, [4096], x)\noutput s\n", true, 8},
+      // A row-broadcast operand beside a row-wise one.
       {"input x : f32[64, 1024]\ninput mu : f32[64]\nlet q : f32[64] = red(sum, 0.0, [1024], map(fn(a, m) => "
        "mul(sub(a, m), sub(a, m)), x, view(mu, [64, 1024], (i, j) -> (i))))\noutput q\n",
-       true, 2, 4},
-      {"input x : f64[64, 1024]\nlet s : f64[64] = red(sum, 0.0, [1024], x)\noutput s\n", true, 2, 4},
+       true, 8},
+      {"input x : f64[64, 1024]\nlet s : f64[64] = red(sum, 0.0, [1024], x)\noutput s\n", true, 8},
       {"input x : f16[64, 1024]\nlet s : f16[64] = red(sum, 0.0, [1024], map(fn(a) => mul(a, a), x))\noutput s\n",
-       true, 2, 4},
+       true, 8},
+      {"input x : i32[64, 1024]\nlet s : i32[64] = red(sum, 0, [1024], map(fn(a) => mul(a, 3), x))\noutput s\n",
+       true, 8},
       // A transposed view: still one fold a row, in order.
       {"input x : f32[1024, 64]\nlet s : f32[64] = red(prod, 1.0, [1024], view(x, [64, 1024], (i, j) -> (j, i)))"
        "\noutput s\n",
-       true, 2, 4},
-      // Rows not a multiple of 8, or a gather that may fail: one row at a time.
-      {"input x : f32[60, 1024]\nlet s : f32[60] = red(sum, 0.0, [1024], x)\noutput s\n", false, 60, 1},
+       true, 8},
+      // A fold longer than any scratch would hold: 2^17 a row.
+      {"input x : f32[8, 131072]\nlet s : f32[8] = red(sum, 0.0, [131072], x)\noutput s\n", true, 1},
+      // Rows not a multiple of 8, a gather that may fail, a row-broadcast
+      // read alone: one row at a time.
+      {"input x : f32[60, 1024]\nlet s : f32[60] = red(sum, 0.0, [1024], x)\noutput s\n", false, 60},
       {"input x : f32[64, 1024]\ninput g : i64[1024]\nlet s : f32[64] = red(sum, 0.0, [1024], "
        "view(x, [64, 1024], (i, j) -> (i, load(g, j))))\noutput s\n",
-       false, 64, 1},
+       false, 64},
+      {"input mu : f32[64]\nlet s : f32[64] = red(sum, 0.0, [1024], view(mu, [64, 1024], (i, j) -> (i)))\noutput s\n",
+       false, 64},
   };
   for (const Case& c : cases) {
     INFO(c.program);
@@ -348,13 +351,13 @@ TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, their
     const cpu::KernelReport k = only_kernel(p);
     CHECK(k.transposed == c.transposed);
     CHECK(k.lanes == c.transposed);
-    CHECK(k.pack == c.transposed);
+    CHECK(!k.pack);
     CHECK(k.parallel_extent == c.extent);
-    CHECK(k.row_block == c.groups);
+    CHECK(k.row_block == 1);
     CHECK(difference_all_ways(p, 51) == "");
   }
-  // The deliberately wrong fold: max without its NaN rule, with one group
-  // of rows and with four.
+  // The deliberately wrong fold: max without its NaN rule, on a read and
+  // on a block of 8 rows of 1024.
   ScopedMutant m("max-drops-nan");
   CHECK(difference(parse(cases[1].program), 51, 1) != "");
   CHECK(difference(parse("input x : f32[64, 1024]\nlet m : f32[64] = red(max, -inf, [1024], x)\noutput m\n"), 51, 1) !=
