@@ -137,7 +137,8 @@ int bench_command(const BenchOptions& o) {
       else if (kr.row_block > 1)
         shape += " x " + std::to_string(kr.row_block) + " rows";
       if (kr.pack) shape += ", packed";
-      shape += ", parallel over " + std::to_string(kr.parallel_extent);
+      shape += kr.whole ? ", one task over " + std::to_string(kr.parallel_extent)
+                        : ", parallel over " + std::to_string(kr.parallel_extent);
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},
                                             {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms},

@@ -67,7 +67,13 @@ struct KernelShape {
   bool transposed = false;
   bool pack() const { return !packed.empty(); }
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
+  /// Work (output elements times fold steps) below kMaxWholeWork: the
+  /// kernel is only ever run as one task over [0, parallel_extent), and its
+  /// loops have constant bounds (which LLVM unrolls or leaves scalar where
+  /// a range of unknown length would get vector bodies and remainders).
+  bool whole = false;
 };
+inline constexpr int64_t kMaxWholeWork = 4096;
 KernelShape kernel_shape(const KernelSpec& s);
 /// Rows of a transposed fold (KernelShape::transposed), and the tile size.
 inline constexpr int64_t kTransposeLanes = 8;

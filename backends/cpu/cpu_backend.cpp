@@ -98,6 +98,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.row_block = ks.row_block;
     r.pack = ks.pack();
     r.transposed = ks.transposed;
+    r.whole = ks.whole;
     r.parallel_extent = ks.parallel_extent;
     r.bytes_written = type_bytes(spec.types[0]);
     for (size_t j = 1; j < spec.types.size(); ++j) r.bytes_read += type_bytes(spec.types[j]);
@@ -143,7 +144,7 @@ IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) 
     // 8 tasks a thread balance uneven ones; with packed operands each task
     // copies its column blocks again, so one a thread.
     int64_t tasks = pool ? std::min<int64_t>(extent, int64_t(threads) * (ks.pack() ? 1 : 8)) : 1;
-    if (impl_->work[k] < impl_->opt.min_parallel_work) tasks = 1;
+    if (impl_->work[k] < impl_->opt.min_parallel_work || ks.whole) tasks = 1;
     std::vector<FailRecord> fails(size_t(std::max<int64_t>(tasks, 1)));
     auto t0 = std::chrono::steady_clock::now();
     auto task = [&](int64_t i) {

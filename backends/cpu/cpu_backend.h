@@ -39,6 +39,7 @@ struct KernelReport {
   int64_t lane_block = 0, row_block = 1;  ///< KernelShape's
   bool pack = false;                      ///< KernelShape's
   bool transposed = false;                ///< KernelShape's
+  bool whole = false;                     ///< KernelShape's: one task, constant bounds
   int64_t parallel_extent = 1;
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
 };

@@ -200,9 +200,8 @@ bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
   return true;
 }
 
-}  // namespace
-
-KernelShape kernel_shape(const KernelSpec& s) {
+/// kernel_shape but for `whole`.
+KernelShape range_shape(const KernelSpec& s) {
   KernelShape k;
   const Shape& out = s.types[0].shape;
   if (const auto* r = std::get_if<RedE>(&s.expr->p)) {
@@ -226,6 +225,17 @@ KernelShape kernel_shape(const KernelSpec& s) {
     }
   }
   k.parallel_extent = out.empty() ? 1 : out[0];
+  return k;
+}
+
+}  // namespace
+
+KernelShape kernel_shape(const KernelSpec& s) {
+  KernelShape k = range_shape(s);
+  int64_t work = 0;
+  const auto* r = std::get_if<RedE>(&s.expr->p);
+  k.whole = !__builtin_mul_overflow(num_elements(s.types[0].shape), r ? num_elements(r->extents) : 1, &work) &&
+            work < kMaxWholeWork;
   return k;
 }
 
