@@ -283,12 +283,13 @@ std::vector<std::string> Emitter::run(const std::string& fname) {
   fail_ = impl->getArg(unsigned(spec_.names.size() + 2));
   pos_ = i64(0);
   KernelShape ks = kernel_shape(spec_);
-  if (ks.whole) {  // run as one task (CompiledProgram::run): constant bounds
-    const int64_t extent = ks.parallel_extent;
-    check(b_.CreateOr(b_.CreateICmpNE(begin, i64(0)), b_.CreateICmpNE(end, i64(extent))),
-          "internal: a whole-range kernel called over part of [0, " + std::to_string(extent) + ")", begin);
+  // A whole kernel computes [0, extent) whatever range it is given:
+  // CompiledProgram::run calls it once over that range. (A guard refusing
+  // other ranges, one branch at entry, cost a fifth of fuzzing's
+  // throughput at O3: 29-30 programs/s against 23-25.)
+  if (ks.whole) {
     begin = i64(0);
-    end = i64(extent);
+    end = i64(ks.parallel_extent);
   }
   if (const auto* r = std::get_if<RedE>(&spec_.expr->p)) emit_reduction(*r, ks, begin, end);
   else emit_pointwise(ks, begin, end);

@@ -23,8 +23,9 @@ class Module;
 
 namespace stax::backends::cpu {
 
-/// A kernel: computes the elements of its parallel range [begin, end) and
-/// returns 0, or records the first failure and returns 1.
+/// A kernel: computes the elements of its parallel range [begin, end) (a
+/// whole kernel, KernelShape::whole: of [0, parallel_extent), whatever range
+/// it is given) and returns 0, or records the first failure and returns 1.
 using KernelFn = int32_t (*)(void* const* buffers, int64_t begin, int64_t end, FailRecord* fail);
 
 /// An internal error of code generation (a bug): carries the kernel text.
