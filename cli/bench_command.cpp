@@ -75,7 +75,9 @@ int bench_command(const BenchOptions& o) {
   }
   Inputs in;
   if (!read_inputs(o.inputs, in, &p)) return 2;
-  for (auto& [name, t] : random_inputs(p, o.seed))
+  RandomOptions ro;
+  ro.special_fraction = o.special_fraction;
+  for (auto& [name, t] : random_inputs(p, o.seed, ro))
     if (!in.count(name)) in[name] = std::move(t);
   if (auto err = check_inputs(p, in)) {
     std::cerr << "error: " << *err << "\n";
@@ -183,6 +185,10 @@ Subcommand register_bench(CLI::App& app) {
   b->add_option("--mutant", o->mutant, "compile with a seeded bug (stax fuzz --list-mutants): the bits must differ");
   b->add_option("--input", o->inputs, "NAME=FILE.npy (others drawn from --random-inputs)");
   b->add_option("--random-inputs", o->seed, "seed of the drawn inputs");
+  b->add_option("--special-fraction", o->special_fraction,
+                "share of special values among drawn float inputs (default 0.125; 0: normal values only, as "
+                "ordinary data: subnormals slow some operations down)")
+      ->check(CLI::Range(0.0, 1.0));
   b->add_option("--threads", o->threads, "threads (0: all)");
   b->add_option("--repeats", o->repeats, "timed runs (the median is reported)");
   b->add_option("--opt-level", o->opt_level, "LLVM pipeline O0..O3")->check(CLI::Range(0, 3));

@@ -249,6 +249,10 @@ struct BenchOptions {
   std::string backend = "cpu";
   std::vector<std::string> inputs;
   uint64_t seed = 1;
+  /// Share of special values (±0, ±inf, NaN, subnormals, huge and tiny) among
+  /// drawn float inputs: subnormal operands slow some operations down, so 0
+  /// times what ordinary data costs.
+  double special_fraction = 0.125;
   int threads = 0;
   int repeats = 10;
   bool json = false;
