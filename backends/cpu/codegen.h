@@ -75,6 +75,8 @@ struct KernelShape {
 };
 inline constexpr int64_t kMaxWholeWork = 4096;
 KernelShape kernel_shape(const KernelSpec& s);
+/// Output elements times fold steps (saturating at the int64 maximum).
+int64_t kernel_work(const KernelSpec& s);
 /// Rows of a transposed fold (KernelShape::transposed), and the tile size.
 inline constexpr int64_t kTransposeLanes = 8;
 

@@ -1,7 +1,6 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <chrono>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -104,11 +103,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     for (size_t j = 1; j < spec.types.size(); ++j) r.bytes_read += type_bytes(spec.types[j]);
     impl_->reports.push_back(std::move(r));
     impl_->shapes.push_back(ks);
-    const auto* red = std::get_if<RedE>(&spec.expr->p);
-    int64_t work = 0;
-    if (__builtin_mul_overflow(num_elements(spec.types[0].shape), red ? num_elements(red->extents) : 1, &work))
-      work = std::numeric_limits<int64_t>::max();
-    impl_->work.push_back(work);
+    impl_->work.push_back(kernel_work(spec));
   }
 }
 

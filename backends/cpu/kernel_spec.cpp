@@ -2,6 +2,7 @@
 // buffers a binding reads, whether it is one strict kernel, its loop shape
 // (lanes and their blocks, the parallel range) and its cache key.
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "backends/cpu/codegen.h"
@@ -230,12 +231,17 @@ KernelShape range_shape(const KernelSpec& s) {
 
 }  // namespace
 
+int64_t kernel_work(const KernelSpec& s) {
+  const auto* r = std::get_if<RedE>(&s.expr->p);
+  int64_t work = 0;
+  if (__builtin_mul_overflow(num_elements(s.types[0].shape), r ? num_elements(r->extents) : 1, &work))
+    return std::numeric_limits<int64_t>::max();
+  return work;
+}
+
 KernelShape kernel_shape(const KernelSpec& s) {
   KernelShape k = range_shape(s);
-  int64_t work = 0;
-  const auto* r = std::get_if<RedE>(&s.expr->p);
-  k.whole = !__builtin_mul_overflow(num_elements(s.types[0].shape), r ? num_elements(r->extents) : 1, &work) &&
-            work < kMaxWholeWork;
+  k.whole = kernel_work(s) < kMaxWholeWork;
   return k;
 }
 
