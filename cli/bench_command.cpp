@@ -100,7 +100,9 @@ int bench_command(const BenchOptions& o) {
       else std::printf("interpreter: %.3f ms (median of %d)\n", median(ms), o.repeats);
       return 0;
     }
-    backends::cpu::CompiledProgram cp(p, {threads, o.dump_ir, o.opt_level});
+    backends::cpu::CpuOptions copt{threads, o.dump_ir, o.opt_level};
+    copt.chain_bytes = o.chain_bytes;
+    backends::cpu::CompiledProgram cp(p, copt);
     const auto& ks = cp.kernels();
     std::vector<std::vector<double>> samples(ks.size());
     std::vector<double> total;
@@ -141,6 +143,7 @@ int bench_command(const BenchOptions& o) {
       if (kr.pack) shape += ", packed";
       shape += kr.whole ? ", one task over " + std::to_string(kr.parallel_extent)
                         : ", parallel over " + std::to_string(kr.parallel_extent);
+      if (kr.chain >= 0) shape += ", chain " + std::to_string(kr.chain) + " (" + std::to_string(kr.chain_rows) + " rows a step)";
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},
                                             {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms},
@@ -192,6 +195,10 @@ Subcommand register_bench(CLI::App& app) {
   b->add_option("--threads", o->threads, "threads (0: all)");
   b->add_option("--repeats", o->repeats, "timed runs (the median is reported)");
   b->add_option("--opt-level", o->opt_level, "LLVM pipeline O0..O3")->check(CLI::Range(0, 3));
+  b->add_option("--chain-bytes", o->chain_bytes,
+                "CPU: kernels that read each other only at their own rows run a block of rows at a time, a "
+                "block's data about this many bytes (default 262144; 0: each kernel over all its rows in turn)")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
   b->add_flag("--dump-ir", o->dump_ir, "print each kernel's optimised LLVM IR to stderr");
   b->add_flag("--json", o->json, "one JSON document");
   return {b, [o] { return bench_command(*o); }};

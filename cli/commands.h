@@ -258,6 +258,8 @@ struct BenchOptions {
   bool json = false;
   bool dump_ir = false;
   int opt_level = 3;
+  /// CPU: CpuOptions::chain_bytes (0: no kernel chains).
+  int64_t chain_bytes = int64_t(256) << 10;
   std::string arch = "sm_90";  ///< GPU backends: NVRTC's target
   std::string mutant;          ///< a seeded bug compiled in (the benches' own wrong case)
   unsigned block = 128;        ///< GPU backends: threads per block of a pointwise kernel

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "backends/cpu/chains.h"
 #include "backends/cpu/codegen.h"
 #include "backends/cpu/thread_pool.h"
 #include "backends/normal_form.h"
@@ -31,6 +32,7 @@ struct CompiledProgram::Impl {
   std::vector<CompiledKernel> compiled;
   std::vector<KernelReport> reports;
   std::vector<std::string> keys;
+  std::vector<Chain> chains;  ///< in program order
   // Buffers of earlier runs, reused once the caller has let go of them (a
   // caching allocator: fresh pages would make every run pay page faults).
   mutable std::mutex pool_mu;
@@ -43,6 +45,13 @@ struct CompiledProgram::Impl {
     if (!b || b.use_count() != 1) b = std::make_shared<Tensor>(Tensor::uninitialized(t.dtype, t.shape));
     return b;
   }
+
+  /// Runs kernel k over its range (split over the pool where it pays).
+  std::vector<std::vector<FailRecord>> run_kernel(size_t k, std::vector<void*>& bufs, ThreadPool* pool, int threads,
+                                                  std::vector<double>* run_ms) const;
+  /// Runs a chain a chunk of rows at a time (the chunks split over the pool).
+  std::vector<std::vector<FailRecord>> run_chain(const Chain& c, std::vector<std::vector<void*>>& args,
+                                                 ThreadPool* pool, int threads, std::vector<double>* run_ms) const;
 };
 
 CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl_(std::make_unique<Impl>()) {
@@ -105,6 +114,12 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     impl_->shapes.push_back(ks);
     impl_->work.push_back(kernel_work(spec));
   }
+  impl_->chains = plan_chains(impl_->specs, impl_->shapes, opt.chain_bytes, opt.chain_unchecked);
+  for (size_t c = 0; c < impl_->chains.size(); ++c)
+    for (size_t j = impl_->chains[c].first; j <= impl_->chains[c].last; ++j) {
+      impl_->reports[j].chain = int(c);
+      impl_->reports[j].chain_rows = impl_->chains[c].chunk;
+    }
 }
 
 CompiledProgram::~CompiledProgram() = default;
@@ -113,6 +128,20 @@ CompiledProgram::CompiledProgram(CompiledProgram&&) noexcept = default;
 const Program& CompiledProgram::program() const { return impl_->program; }
 const std::vector<KernelReport>& CompiledProgram::kernels() const { return impl_->reports; }
 std::string CompiledProgram::ir(size_t k) const { return Jit::instance().optimised_ir(impl_->keys.at(k)); }
+
+namespace {
+
+/// A kernel's arguments: its output, then the tensors it reads.
+std::vector<void*> kernel_args(const KernelSpec& spec, Tensor& result, const std::map<std::string, const Tensor*>& env) {
+  std::vector<void*> bufs{result.data.data()};
+  for (size_t i = 1; i < spec.names.size(); ++i) bufs.push_back(const_cast<uint8_t*>(env.at(spec.names[i])->data.data()));
+  return bufs;
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+}  // namespace
 
 IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) const {
   const Program& p = impl_->program;
@@ -123,47 +152,104 @@ IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) 
   std::map<std::string, std::shared_ptr<Tensor>> owned;
   for (const Input& i : p.inputs) env[i.name] = &in.at(i.name);
   IeeeOutcome out;
-  if (run_ms) run_ms->clear();
-  for (size_t k = 0; k < p.bindings.size(); ++k) {
-    const KernelSpec& spec = impl_->specs[k];
-    const CompiledKernel& ck = impl_->compiled[k];
-    const TensorType& t = spec.types[0];
-    if (num_elements(t.shape) > kMaxElements)
-      throw ResourceError{"tensor " + type_str(t) + " has " + std::to_string(num_elements(t.shape)) +
-                          " elements, over the limit of " + std::to_string(kMaxElements)};
-    std::shared_ptr<Tensor> result = impl_->buffer(k, t);
-    std::vector<void*> bufs{result->data.data()};
-    for (size_t i = 1; i < spec.names.size(); ++i) bufs.push_back(const_cast<uint8_t*>(env.at(spec.names[i])->data.data()));
-    const KernelShape& ks = impl_->shapes[k];
-    int64_t extent = ks.parallel_extent;
-    // 8 tasks a thread balance uneven ones; with packed operands each task
-    // copies its column blocks again, so one a thread.
-    int64_t tasks = pool ? std::min<int64_t>(extent, int64_t(threads) * (ks.pack() ? 1 : 8)) : 1;
-    if (impl_->work[k] < impl_->opt.min_parallel_work || ks.whole) tasks = 1;
-    std::vector<FailRecord> fails(size_t(std::max<int64_t>(tasks, 1)));
-    auto t0 = std::chrono::steady_clock::now();
-    auto task = [&](int64_t i) {
-      int64_t b = extent * i / tasks, e = extent * (i + 1) / tasks;
-      ck.fn(bufs.data(), b, e, &fails[size_t(i)]);
-    };
-    if (tasks <= 1) ck.fn(bufs.data(), 0, extent, &fails[0]);
-    else pool->parallel_for(tasks, task);
-    if (run_ms) run_ms->push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    for (const FailRecord& f : fails) {
-      if (f.reason < 0) continue;
-      std::string reason = ck.reasons.at(size_t(f.reason));
-      if (reason.find("index out of range") != std::string::npos) reason += ": " + std::to_string(f.value);
-      out.failure = Failure{spec.binding, unflatten(t.shape, f.pos), reason, print_expr(spec.expr, &p)};
-      return out;
+  if (run_ms) run_ms->assign(p.bindings.size(), 0.0);
+  size_t next_chain = 0;
+  for (size_t k = 0; k < p.bindings.size();) {
+    const Chain* chain = next_chain < impl_->chains.size() && impl_->chains[next_chain].first == k
+                             ? &impl_->chains[next_chain++]
+                             : nullptr;
+    const size_t last = chain ? chain->last : k;
+    std::vector<std::vector<void*>> args;
+    for (size_t j = k; j <= last; ++j) {
+      const TensorType& t = impl_->specs[j].types[0];
+      if (num_elements(t.shape) > kMaxElements)
+        throw ResourceError{"tensor " + type_str(t) + " has " + std::to_string(num_elements(t.shape)) +
+                            " elements, over the limit of " + std::to_string(kMaxElements)};
+      std::shared_ptr<Tensor> result = impl_->buffer(j, t);
+      args.push_back(kernel_args(impl_->specs[j], *result, env));
+      env[impl_->specs[j].binding] = result.get();
+      owned[impl_->specs[j].binding] = result;
     }
-    env[spec.binding] = result.get();
-    owned[spec.binding] = result;
+    // fails[j - k]: the first failure of each task (chains: each chunk), in order.
+    std::vector<std::vector<FailRecord>> fails =
+        chain ? impl_->run_chain(*chain, args, pool, threads, run_ms) : impl_->run_kernel(k, args[0], pool, threads, run_ms);
+    for (size_t j = k; j <= last; ++j) {
+      const KernelSpec& spec = impl_->specs[j];
+      for (const FailRecord& f : fails[j - k]) {
+        if (f.reason < 0) continue;
+        std::string reason = impl_->compiled[j].reasons.at(size_t(f.reason));
+        if (reason.find("index out of range") != std::string::npos) reason += ": " + std::to_string(f.value);
+        out.failure = Failure{spec.binding, unflatten(spec.types[0].shape, f.pos), reason, print_expr(spec.expr, &p)};
+        return out;
+      }
+    }
+    k = last + 1;
   }
   for (const std::string& o : p.outputs) {
     if (auto it = owned.find(o); it != owned.end()) out.outputs[o] = it->second;
     else out.outputs[o] = std::make_shared<const Tensor>(*env.at(o));
   }
   return out;
+}
+
+std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_kernel(size_t k, std::vector<void*>& bufs,
+                                                                       ThreadPool* pool, int threads,
+                                                                       std::vector<double>* run_ms) const {
+  const CompiledKernel& ck = compiled[k];
+  const KernelShape& ks = shapes[k];
+  int64_t extent = ks.parallel_extent;
+  // 8 tasks a thread balance uneven ones; with packed operands each task
+  // copies its column blocks again, so one a thread.
+  int64_t tasks = pool ? std::min<int64_t>(extent, int64_t(threads) * (ks.pack() ? 1 : 8)) : 1;
+  if (work[k] < opt.min_parallel_work || ks.whole) tasks = 1;
+  std::vector<std::vector<FailRecord>> fails(1, std::vector<FailRecord>(size_t(std::max<int64_t>(tasks, 1))));
+  auto t0 = Clock::now();
+  if (tasks <= 1) {
+    ck.fn(bufs.data(), 0, extent, &fails[0][0]);
+  } else {
+    pool->parallel_for(tasks, [&](int64_t i) {
+      ck.fn(bufs.data(), extent * i / tasks, extent * (i + 1) / tasks, &fails[0][size_t(i)]);
+    });
+  }
+  if (run_ms) (*run_ms)[k] = ms_since(t0);
+  return fails;
+}
+
+std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chain& c,
+                                                                      std::vector<std::vector<void*>>& args,
+                                                                      ThreadPool* pool, int threads,
+                                                                      std::vector<double>* run_ms) const {
+  const size_t n = c.last - c.first + 1;
+  const int64_t chunks = (c.rows + c.chunk - 1) / c.chunk;
+  int64_t chain_work = 0;
+  for (size_t j = c.first; j <= c.last; ++j) chain_work = std::max(chain_work, work[j]);
+  int64_t tasks = pool && chain_work >= opt.min_parallel_work ? std::min<int64_t>(chunks, int64_t(threads) * 8) : 1;
+  std::vector<std::vector<FailRecord>> fails(n, std::vector<FailRecord>(size_t(chunks)));
+  // With run_ms: each member's time summed over the chunks of every task.
+  std::vector<std::vector<double>> cpu(size_t(tasks), std::vector<double>(n, 0.0));
+  auto task = [&](int64_t t) {
+    for (int64_t ch = chunks * t / tasks; ch < chunks * (t + 1) / tasks; ++ch) {
+      const int64_t r0 = ch * c.chunk, r1 = std::min(c.rows, r0 + c.chunk);
+      for (size_t j = 0; j < n; ++j) {
+        const int64_t unit = c.rows / shapes[c.first + j].parallel_extent;  // rows per unit of the range
+        auto t0 = run_ms ? Clock::now() : Clock::time_point{};
+        compiled[c.first + j].fn(args[j].data(), r0 / unit, r1 / unit, &fails[j][size_t(ch)]);
+        if (run_ms) cpu[size_t(t)][j] += ms_since(t0);
+      }
+    }
+  };
+  auto t0 = Clock::now();
+  if (tasks <= 1) task(0);
+  else pool->parallel_for(tasks, task);
+  if (run_ms) {
+    // The chain's wall time, shared out as its members took the CPU.
+    double wall = ms_since(t0), sum = 0;
+    std::vector<double> member(n, 0.0);
+    for (const auto& v : cpu)
+      for (size_t j = 0; j < n; ++j) member[j] += v[j], sum += v[j];
+    for (size_t j = 0; j < n; ++j) (*run_ms)[c.first + j] = sum > 0 ? wall * member[j] / sum : 0;
+  }
+  return fails;
 }
 
 int resolve_threads(int t) {

@@ -27,6 +27,14 @@ struct CpuOptions {
   /// would cost more than it saves. 0: every kernel is split (the tests
   /// of the split use it).
   int64_t min_parallel_work = int64_t(1) << 18;
+  /// Kernel chains (chains.h): consecutive kernels that read each other
+  /// only at their own rows run a block of rows at a time, a block's data
+  /// about this many bytes (the cache they share). 0: every kernel over all
+  /// its rows in turn.
+  int64_t chain_bytes = int64_t(256) << 10;
+  /// Chains without the row-locality check: the tests' deliberately wrong
+  /// schedule, never for use.
+  bool chain_unchecked = false;
 };
 
 struct KernelReport {
@@ -41,6 +49,8 @@ struct KernelReport {
   bool transposed = false;                ///< KernelShape's
   bool whole = false;                     ///< KernelShape's: one task, constant bounds
   int64_t parallel_extent = 1;
+  int chain = -1;          ///< the kernel chain it runs in (CompiledProgram's, in order), -1: none
+  int64_t chain_rows = 0;  ///< that chain's rows a step
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
 };
 

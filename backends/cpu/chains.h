@@ -1,0 +1,42 @@
+// Kernel chains (cache blocking across kernels): consecutive kernels whose
+// ranges all count rows of one first output dimension, and where each reads
+// what an earlier one of them wrote only at its own row, run a block of
+// rows at a time — every kernel of the chain over rows [r, r + C), then
+// over the next C rows — instead of each kernel over all rows in turn. A
+// row block's data (a row of layer norm's x read three times) then stays
+// in the cache between the kernels that read it. The kernels and their
+// order within a row are unchanged, so are the bits: each kernel computes
+// each of its rows as it would over the whole range, from rows of its
+// operands that are already written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/codegen.h"
+
+namespace stax::backends::cpu {
+
+/// Kernels [first, last] of a program, run `chunk` rows at a time over
+/// their first output dimension of `rows`.
+struct Chain {
+  size_t first = 0, last = 0;
+  int64_t rows = 0;
+  int64_t chunk = 0;  ///< a multiple of every member's rows per range unit
+};
+
+/// Whether every read of `producer` in `consumer` (its views composed, as
+/// affine maps of the consumer's loop indices) is at the consumer's own
+/// row: first index equal to the consumer's first output index. False for
+/// a read through a map that is not affine and for an index load of it.
+bool reads_own_rows(const KernelSpec& consumer, const std::string& producer);
+
+/// The chains of a compiled program (kernels in program order, their
+/// shapes), each of two kernels or more with a row-local read between them;
+/// `chunk` rows of the chain's data fit in about `cache_bytes`. `unchecked`
+/// skips reads_own_rows (the tests' deliberately wrong schedule).
+std::vector<Chain> plan_chains(const std::vector<KernelSpec>& specs, const std::vector<KernelShape>& shapes,
+                               int64_t cache_bytes, bool unchecked = false);
+
+}  // namespace stax::backends::cpu
