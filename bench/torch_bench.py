@@ -286,6 +286,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=1, help="alternate ours and PyTorch this many times per program")
     ap.add_argument("--torch-python", help="a python with torch (default: $STAX_TORCH_PYTHON, else this one)")
+    ap.add_argument("--chain-bytes", type=int,
+                    help="our side: stax bench --chain-bytes (0: no kernel chains; default: stax's)")
     ap.add_argument("--rows", help="comma-separated programs (default: all)")
     ap.add_argument("--torch-fresh-pages", action="store_true", help="glibc's default malloc in the torch child")
     ap.add_argument("--json", action="store_true", help="one JSON document instead of the Markdown table")
@@ -349,7 +351,8 @@ def main():
                 trs.append(json.loads(r.stdout.strip().splitlines()[-1]))
                 for name, transform in variants:
                     cmd = [a.stax, "bench", stx, "--backend", "cpu", "--threads", str(a.threads), "--repeats",
-                           str(a.repeats), "--json"] + flags + (["--transform", transform] if transform else [])
+                           str(a.repeats), "--json"] + flags + (["--transform", transform] if transform else []) + (
+                        ["--chain-bytes", str(a.chain_bytes)] if a.chain_bytes is not None else [])
                     bench[transform].append(stax_json(cmd))
                     if not a.json:
                         print(f"round {rnd + 1}: {name} {transform or '(plain)'}: ours "
