@@ -1,8 +1,10 @@
 // The CPU backend (DESIGN §6): a program is normalised (transforms/normalize,
 // an exact transform), each binding becomes one JIT-compiled kernel
-// (codegen.h), and the kernels run in program order over a thread pool. The
-// result is bit-identical to the interpreter on the program — ⊥ included,
-// with the binding and the index — for every thread count.
+// (codegen.h), and the kernels run in program order over a thread pool —
+// kernels that read each other only at their own rows a block of rows at a
+// time (chains.h), each block in program order. The result is
+// bit-identical to the interpreter on the program — ⊥ included, with the
+// binding and the index — for every thread count.
 #pragma once
 
 #include <memory>

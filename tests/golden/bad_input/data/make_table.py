@@ -112,6 +112,7 @@ WHAT = {
     'run_bad_arch': 'a bad --arch',
     'run_bad_precision': '--precision out of range',
     'bench_special_fraction_range': '--special-fraction out of range',
+    'bench_chain_bytes_range': '--chain-bytes out of range',
     'tv_bad_class': 'an unknown --class',
     'tv_interface_mismatch': 'programs with different inputs: refuted',
     'bound_bad_data': 'an unknown --data',
