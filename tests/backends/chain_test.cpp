@@ -22,8 +22,6 @@ namespace cpu = stax::backends::cpu;
 
 namespace {
 
-Program parse(const std::string& s) { return test::parse_ok(s, "<chain-test>"); }
-
 // Layer norm over 256 rows of 512 (bench/programs/layer_norm_rows.stx, smaller).
 const char* kLayerNorm =
     "input x : f32[256, 512]\ninput w : f32[512]\ninput b : f32[512]\n"
@@ -66,23 +64,23 @@ void check_same_bits(const Program& p, const cpu::CpuOptions& opt, const std::st
 }  // namespace
 
 TEST_CASE("reads at the consumer's own row, through composed views") {
-  Program p = parse(kLayerNorm);
+  Program p = test::parse_ok(kLayerNorm);
   cpu::KernelSpec q = cpu::make_spec(p, p.bindings[1]), y = cpu::make_spec(p, p.bindings[2]);
   CHECK(cpu::reads_own_rows(q, "s"));
   CHECK(cpu::reads_own_rows(y, "s"));
   CHECK(cpu::reads_own_rows(y, "q"));
   CHECK(!cpu::reads_own_rows(y, "w"));  // read at column j
 
-  Program t = parse(kTransposed);
+  Program t = test::parse_ok(kTransposed);
   CHECK(!cpu::reads_own_rows(cpu::make_spec(t, t.bindings[1]), "e"));
   // A view of a view: (i, j) -> (j, i) twice is the identity.
-  Program vv = parse(
+  Program vv = test::parse_ok(
       "input x : f32[16, 16]\nlet e : f32[16, 16] = map(neg, x)\n"
       "let t : f32[16, 16] = map(fn(a) => a, view(view(e, [16, 16], (i, j) -> (j, i)), [16, 16], (i, j) -> (j, i)))\n"
       "output t\n");
   CHECK(cpu::reads_own_rows(cpu::make_spec(vv, vv.bindings[1]), "e"));
   // A shifted row, and a row through an index load, are not the own row.
-  Program sh = parse(
+  Program sh = test::parse_ok(
       "input x : f32[16, 16]\ninput ix : i64[16]\nlet e : f32[16, 16] = map(neg, x)\n"
       "let t : f32[15, 16] = map(fn(a) => a, view(e, [15, 16], (i, j) -> (i + 1, j)))\n"
       "let u : f32[16, 16] = map(fn(a) => a, view(e, [16, 16], (i, j) -> (load(ix, i), j)))\n"
@@ -92,7 +90,7 @@ TEST_CASE("reads at the consumer's own row, through composed views") {
 }
 
 TEST_CASE("the planner chains layer norm's kernels and nothing across a transposed read") {
-  cpu::CompiledProgram ln(parse(kLayerNorm), {1, false, 3});
+  cpu::CompiledProgram ln(test::parse_ok(kLayerNorm), {1, false, 3});
   REQUIRE(ln.kernels().size() == 3);
   for (const cpu::KernelReport& k : ln.kernels()) {
     CHECK(k.chain == 0);
@@ -100,9 +98,9 @@ TEST_CASE("the planner chains layer norm's kernels and nothing across a transpos
   }
   cpu::CpuOptions off{1, false, 3};
   off.chain_bytes = 0;
-  for (const cpu::KernelReport& k : cpu::CompiledProgram(parse(kLayerNorm), off).kernels()) CHECK(k.chain == -1);
+  for (const cpu::KernelReport& k : cpu::CompiledProgram(test::parse_ok(kLayerNorm), off).kernels()) CHECK(k.chain == -1);
 
-  cpu::CompiledProgram tr(parse(kTransposed), {1, false, 3});
+  cpu::CompiledProgram tr(test::parse_ok(kTransposed), {1, false, 3});
   for (const cpu::KernelReport& k : tr.kernels()) CHECK(k.chain == -1);
   std::vector<cpu::KernelShape> shapes;
   for (const cpu::KernelSpec& s : specs_of(tr)) shapes.push_back(cpu::kernel_shape(s));
@@ -111,7 +109,7 @@ TEST_CASE("the planner chains layer norm's kernels and nothing across a transpos
 }
 
 TEST_CASE("chains give the interpreter's bits at any chunk and thread count") {
-  Program p = parse(kLayerNorm);
+  Program p = test::parse_ok(kLayerNorm);
   for (int threads : {1, 2})
     for (int64_t bytes : {int64_t(1), int64_t(40000), int64_t(1) << 18, int64_t(1) << 30}) {
       INFO("threads " << threads << ", chain bytes " << bytes);
@@ -121,7 +119,7 @@ TEST_CASE("chains give the interpreter's bits at any chunk and thread count") {
       check_same_bits(p, opt, "y");
     }
   // Softmax over rows: a chain of four kernels with exp.
-  Program sm = parse(
+  Program sm = test::parse_ok(
       "input x : f32[64, 128]\n"
       "let m : f32[64] = red(max, -inf, [128], x)\n"
       "let e : f32[64, 128] = map(fn(a, b) => exp(sub(a, b)), x, view(m, [64, 128], (i, j) -> (i)))\n"
@@ -139,7 +137,7 @@ TEST_CASE("chains give the interpreter's bits at any chunk and thread count") {
 TEST_CASE("a chain reports the failure of the first kernel in program order") {
   // a fails at row 200 (its index load), b at row 0: the interpreter
   // reports a, which a chain runs after b's failing chunk.
-  Program p = parse(
+  Program p = test::parse_ok(
       "input x : f32[256, 64]\ninput ix : i64[256]\ninput jx : i64[256]\n"
       "let a : f32[256, 64] = map(neg, view(x, [256, 64], (i, j) -> (load(ix, i), j)))\n"
       "let b : f32[256, 64] = map(fn(u, v) => add(u, v), a, view(x, [256, 64], (i, j) -> (load(jx, i), j)))\n"
@@ -169,7 +167,7 @@ TEST_CASE("a chain reports the failure of the first kernel in program order") {
 }
 
 TEST_CASE("wrong case: a chain across a transposed read reads rows not yet written") {
-  Program p = parse(kTransposed);
+  Program p = test::parse_ok(kTransposed);
   cpu::CpuOptions opt{1, false, 3};
   opt.chain_bytes = 1;
   opt.chain_unchecked = true;
