@@ -98,7 +98,8 @@ TEST_CASE("the planner chains layer norm's kernels and nothing across a transpos
   }
   cpu::CpuOptions off{1, false, 3};
   off.chain_bytes = 0;
-  for (const cpu::KernelReport& k : cpu::CompiledProgram(test::parse_ok(kLayerNorm), off).kernels()) CHECK(k.chain == -1);
+  cpu::CompiledProgram unchained(test::parse_ok(kLayerNorm), off);
+  for (const cpu::KernelReport& k : unchained.kernels()) CHECK(k.chain == -1);
 
   cpu::CompiledProgram tr(test::parse_ok(kTransposed), {1, false, 3});
   for (const cpu::KernelReport& k : tr.kernels()) CHECK(k.chain == -1);
