@@ -4,72 +4,64 @@
 #include <optional>
 #include <set>
 
+#include "semantics/index_eval.h"
+#include "transforms/expr_util.h"
+
 namespace stax::backends::cpu {
 
 using namespace stax::sem;
 
 namespace {
 
-/// v ∘ m: m maps the loop indices to a view's result indices, v that
-/// view's result indices to its source's; nullopt on int64 overflow.
-std::optional<Affine> compose(const Affine& v, const Affine& m) {
-  Affine r;
-  size_t cols = m.a.empty() ? 0 : m.a[0].size();
-  for (size_t s = 0; s < v.a.size(); ++s) {
-    std::vector<int64_t> row(cols, 0);
-    int64_t c = v.c[s];
-    for (size_t t = 0; t < v.a[s].size() && t < m.a.size(); ++t) {
-      int64_t p = 0;
-      if (__builtin_mul_overflow(v.a[s][t], m.c[t], &p) || __builtin_add_overflow(c, p, &c)) return std::nullopt;
-      for (size_t j = 0; j < cols; ++j)
-        if (__builtin_mul_overflow(v.a[s][t], m.a[t][j], &p) || __builtin_add_overflow(row[j], p, &row[j]))
-          return std::nullopt;
-    }
-    r.a.push_back(std::move(row));
-    r.c.push_back(c);
+/// Whether an index expression loads `name` (a domain of eval_iexpr).
+struct LoadsDomain {
+  using Value = bool;
+  const std::string& name;
+  Value constant(const IExprNode&, int64_t) { return false; }
+  Value var(const IExprNode&, int64_t) { return false; }
+  Value add(const IExprNode&, Value a, Value b) { return a || b; }
+  Value sub(const IExprNode&, Value a, Value b) { return a || b; }
+  Value mul(const IExprNode&, int64_t, Value a) { return a; }
+  Value floordiv(const IExprNode&, Value a, int64_t) { return a; }
+  Value mod(const IExprNode&, Value a, int64_t) { return a; }
+  template <class F>
+  Value load(const IExprNode& n, F&& arg) {
+    bool r = n.name == name;
+    for (size_t k = 0; k < n.args.size(); ++k) r = arg(k) || r;
+    return r;
   }
-  return r;
-}
+};
 
-bool loads_name(const IExpr& e, const std::string& name) {
-  if (e->kind == IExprNode::Kind::Load && e->name == name) return true;
-  for (const IExpr& a : e->args)
-    if (loads_name(a, name)) return true;
-  return false;
-}
-
-/// `e` read at the indices `m` of the loop (nullopt: not affine).
-bool own_rows(const Expr& e, const std::optional<Affine>& m, const std::string& producer) {
+/// `e` read at the indices `m` of the loop's `rank` indices (its views
+/// composed by xform::compose_maps).
+bool own_rows(const Expr& e, const IndexMap& m, int rank, const std::string& producer) {
+  LoadsDomain loads{producer};
+  for (const IExpr& x : m.exprs)
+    if (eval_iexpr(x, loads)) return false;
   if (const auto* n = std::get_if<NameE>(&e->p)) {
     if (n->name != producer) return true;
-    if (!m || m->a.empty()) return false;
-    const std::vector<int64_t>& first = m->a[0];
-    for (size_t j = 0; j < first.size(); ++j)
-      if (first[j] != (j == 0 ? 1 : 0)) return false;
-    return m->c[0] == 0;
+    if (m.exprs.empty()) return false;
+    std::optional<Affine> row = as_affine(IndexMap{m.vars, {m.exprs[0]}}, rank);
+    if (!row) return false;
+    for (size_t j = 0; j < row->a[0].size(); ++j)
+      if (row->a[0][j] != (j == 0 ? 1 : 0)) return false;
+    return row->c[0] == 0;
   }
-  if (const auto* v = std::get_if<ViewE>(&e->p)) {
-    for (const IExpr& x : v->map.exprs)
-      if (loads_name(x, producer)) return false;
-    std::optional<Affine> va = as_affine(v->map, int(e->type.shape.size()));
-    std::optional<Affine> next = m && va ? compose(*va, *m) : std::nullopt;
-    return own_rows(v->src, next, producer);
-  }
+  if (const auto* v = std::get_if<ViewE>(&e->p)) return own_rows(v->src, xform::compose_maps(v->map, m), rank, producer);
   if (const auto* mp = std::get_if<MapE>(&e->p)) {
     for (const Expr& a : mp->args)
-      if (!own_rows(a, m, producer)) return false;
+      if (!own_rows(a, m, rank, producer)) return false;
     return true;
   }
-  if (const auto* r = std::get_if<RedE>(&e->p)) return own_rows(r->src, m, producer);  // below the top: not compiled
+  if (const auto* r = std::get_if<RedE>(&e->p)) return own_rows(r->src, m, rank, producer);  // below the top: not compiled
   return !std::holds_alternative<LetE>(e->p);
 }
 
-Affine identity(size_t n) {
-  Affine id;
+IndexMap identity(size_t n) {
+  IndexMap id;
   for (size_t i = 0; i < n; ++i) {
-    id.a.emplace_back(n, 0);
-    id.a.back()[i] = 1;
-    id.c.push_back(0);
+    id.vars.push_back("i" + std::to_string(i));
+    id.exprs.push_back(ivar(int(i)));
   }
   return id;
 }
@@ -112,8 +104,11 @@ bool reads_own_rows(const KernelSpec& consumer, const std::string& producer) {
   const Expr& e = consumer.expr;
   size_t rank = e->type.shape.size();
   if (rank == 0) return false;
-  if (const auto* r = std::get_if<RedE>(&e->p)) return own_rows(r->src, identity(rank + r->extents.size()), producer);
-  return own_rows(e, identity(rank), producer);
+  if (const auto* r = std::get_if<RedE>(&e->p)) {
+    size_t loop = rank + r->extents.size();
+    return own_rows(r->src, identity(loop), int(loop), producer);
+  }
+  return own_rows(e, identity(rank), int(rank), producer);
 }
 
 std::vector<Chain> plan_chains(const std::vector<KernelSpec>& specs, const std::vector<KernelShape>& shapes,

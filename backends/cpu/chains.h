@@ -26,10 +26,11 @@ struct Chain {
   int64_t chunk = 0;  ///< a multiple of every member's rows per range unit
 };
 
-/// Whether every read of `producer` in `consumer` (its views composed, as
-/// affine maps of the consumer's loop indices) is at the consumer's own
-/// row: first index equal to the consumer's first output index. False for
-/// a read through a map that is not affine and for an index load of it.
+/// Whether every read of `producer` in `consumer` (its views composed into
+/// one map of the consumer's loop indices) is at the consumer's own row:
+/// first index, as an affine form, equal to the consumer's first output
+/// index. False for a first index that is not affine and for an index load
+/// of the producer.
 bool reads_own_rows(const KernelSpec& consumer, const std::string& producer);
 
 /// The chains of a compiled program (kernels in program order, their
