@@ -61,8 +61,9 @@ struct KernelShape {
   std::vector<bool> packed;
   /// A rank-1 output folded over one contiguous dimension (row sums): its
   /// lanes are kTransposeLanes consecutive rows, each folding its own row in
-  /// order; the source is evaluated along the rows, a kTransposeLanes x
-  /// kTransposeLanes tile at a time, and transposed in registers. The
+  /// order; the source is evaluated along the rows (vectorised, into a
+  /// scratch), a kTransposeLanes x kTransposeLanes tile at a time, and
+  /// transposed in registers (Emitter::transpose: 24 shuffles). The
   /// kernel's range counts blocks of rows.
   bool transposed = false;
   bool pack() const { return !packed.empty(); }

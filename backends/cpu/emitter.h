@@ -241,15 +241,17 @@ class Emitter {
   Value* elem(const Expr& e, const std::vector<Value*>& idx);
   /// The map's lambda applied to `args`, rounded to `tag`.
   Value* map_value(const sem::MapE& m, DType tag, const std::vector<Value*>& args);
-  /// The columns of a square matrix of vectors (its rows, a power of two
-  /// of them): log2 stages of two-vector shuffles.
+  /// The columns of an 8 x 8 matrix of vectors (its rows): three stages of
+  /// two-vector shuffles, the first two within 4-element halves.
   std::vector<Value*> transpose(std::vector<Value*> rows);
   void transposed_fold(const RedE& r, Value* begin, Value* end);
 
   // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
   /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline
-  /// unrolls only such loops; see jit.cpp, kernel_pipeline).
-  void loop(Value* lo, Value* hi, const std::function<void(Value*)>& body, bool unroll_full = false) {
+  /// unrolls only such loops; see jit.cpp, kernel_pipeline). `width` > 0:
+  /// llvm.loop.vectorize.width, the loop vectoriser's factor.
+  void loop(Value* lo, Value* hi, const std::function<void(Value*)>& body, bool unroll_full = false,
+            int width = 0) {
     auto* f = b_.GetInsertBlock()->getParent();
     auto* pre = b_.GetInsertBlock();
     auto* bodybb = llvm::BasicBlock::Create(ctx_, "loop", f);
@@ -262,9 +264,13 @@ class Emitter {
     Value* next = b_.CreateAdd(i, i64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     i->addIncoming(next, b_.GetInsertBlock());
     auto* br = b_.CreateCondBr(b_.CreateICmpSLT(next, hi), bodybb, exitbb);
-    if (unroll_full) {
-      llvm::Metadata* full = llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.full"));
-      llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, {nullptr, full});
+    std::vector<llvm::Metadata*> hints{nullptr};
+    if (unroll_full) hints.push_back(llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.full")));
+    if (width > 0)
+      hints.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
+                                               llvm::ConstantAsMetadata::get(b_.getInt32(uint32_t(width)))}));
+    if (hints.size() > 1) {
+      llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, hints);
       md->replaceOperandWith(0, md);
       br->setMetadata(llvm::LLVMContext::MD_loop, md);
     }
