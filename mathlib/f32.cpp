@@ -281,6 +281,8 @@ template <Fn F>
     fail = unsigned(f32::vec::avx2::exp_v(_mm256_castps256_ps128(xv), lo, T, g_pert[size_t(F)])) |
            unsigned(f32::vec::avx2::exp_v(_mm256_extractf128_ps(xv, 1), hi, T, g_pert[size_t(F)])) << 4;
     o = _mm256_set_m128(hi, lo);
+  } else if constexpr (F == Fn::Erf) {
+    fail = f32::vec::avx2::erf_v(xv, o, T, g_pert[size_t(F)]);
   } else {
     STAX_F32_FORMS_V8(avx2, 4)
   }
