@@ -475,9 +475,15 @@ ProofVerdict discharge(const Obligation& ob, const ProofOptions& opt) {
     Query q(c);
     build(ob, c, d, en, q, opt);
     // Only the symbolic merge rule is nonlinear: it gets a fresh QF_NIA
-    // solver; everything else shares the thread's incremental QF_LIA one.
+    // solver; everything else shares the thread's incremental QF_LIA one,
+    // the merge rule with every value concrete too (products of constants,
+    // division and remainder by constants: linear). The lowering's policy
+    // discharges such a rule for every access of every loop merge; without a
+    // fresh solver each, `stax lower` of the transformer block graph went
+    // from 0.34 to 0.27 s.
     std::optional<z3::solver> own;
-    if (std::holds_alternative<MergeRuleGoal>(ob.goal)) own.emplace(c, "QF_NIA");
+    if (const auto* mr = std::get_if<MergeRuleGoal>(&ob.goal); mr && !(mr->s_j && mr->s_j1 && mr->t_j && mr->t_j1))
+      own.emplace(c, "QF_NIA");
     z3::solver& s = own ? *own : thread_solver();
     z3::expr_vector scope(c);
     for (const z3::expr& b : d.bounds) scope.push_back(b);

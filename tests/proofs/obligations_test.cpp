@@ -181,6 +181,18 @@ TEST_CASE("affinity: the merge rule t_j = s_{j+1}·t_{j+1} for symbolic and conc
   MergeRuleGoal off_concrete = concrete;
   off_concrete.scale = 0;  // t_j = 0: the rows collapse
   CHECK(discharge(merge_rule_obligation(off_concrete)).kind == ProofVerdict::Refuted);
+  // Every value concrete, as the lowering's policy asks (the linear case,
+  // on the thread's shared solver), then a stride one off (t_j = 21 with
+  // the premise t_j = s_j1·t_j1 + 1: inconsistent values would prove it
+  // vacuously).
+  MergeRuleGoal all = concrete;
+  all.t_j = 20;
+  CHECK(discharge(merge_rule_obligation(all)).kind == ProofVerdict::Proved);
+  all.t_j = 21;
+  all.offset = 1;
+  ProofVerdict a = discharge(merge_rule_obligation(all));
+  CHECK(a.kind == ProofVerdict::Refuted);
+  CHECK(!a.counterexample.empty());
 }
 
 TEST_CASE("composition: compose_maps is proved equal to the maps in turn; a wrong offset is refuted") {
