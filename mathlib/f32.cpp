@@ -12,9 +12,11 @@
 #include <limits>
 
 #include "mathlib/crmath.h"
+#include "mathlib/f32_jit_forms.h"
 #include "mathlib/f32_kernels.h"
 #include "mathlib/f32_lanes.h"
 #include "mathlib/f32_testing.h"
+#include "mathlib/f32_v8.h"
 #include "mathlib/f32_vec.h"
 
 namespace stax::math {
@@ -269,20 +271,16 @@ template <Fn F>
   return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
 }
 
-/// The same with AVX2 and FMA: two forms of four binary64 lanes.
+/// The same with AVX2 and FMA: two forms of four binary64 lanes; exp and
+/// erf in registers throughout (f32_v8.h, the text the JIT inlines).
 template <Fn F>
 [[gnu::always_inline]] inline __attribute__((target(STAX_AVX2))) f32::F32x8 v8_avx2(f32::F32x8 x) {
   static const Tables& T = f32::tables();
   const __m256 xv = __builtin_bit_cast(__m256, x);
   __m256 o;
   unsigned fail;
-  if constexpr (F == Fn::Exp) {  // in registers throughout
-    __m128 lo, hi;
-    fail = unsigned(f32::vec::avx2::exp_v(_mm256_castps256_ps128(xv), lo, T, g_pert[size_t(F)])) |
-           unsigned(f32::vec::avx2::exp_v(_mm256_extractf128_ps(xv, 1), hi, T, g_pert[size_t(F)])) << 4;
-    o = _mm256_set_m128(hi, lo);
-  } else if constexpr (F == Fn::Erf) {
-    fail = f32::vec::avx2::erf_v(xv, o, T, g_pert[size_t(F)]);
+  if constexpr (f32::has_avx2_form(F)) {
+    fail = f32::v8_avx2_regs<F>(xv, o, T, g_pert[size_t(F)]);
   } else {
     STAX_F32_FORMS_V8(avx2, 4)
   }
@@ -350,6 +348,16 @@ STAX_F32_V8_AVX512(Fn::Tanh)
 
 template f32::F32x8 f32::eval_v8_avx2<Fn::Exp>(F32x8);
 template f32::F32x8 f32::eval_v8_avx2<Fn::Erf>(F32x8);
+
+double* f32::perturbation_factors() { return g_pert.data(); }
+
+template <Fn F>
+__attribute__((target("avx"))) f32::F32x8 f32::resolve_v8(F32x8 x, F32x8 o, unsigned fail) {
+  const __m256 r = resolve_lanes_cold<F>(__builtin_bit_cast(__m256, x), __builtin_bit_cast(__m256, o), fail);
+  return __builtin_bit_cast(F32x8, r);
+}
+template f32::F32x8 f32::resolve_v8<Fn::Exp>(F32x8, F32x8, unsigned);
+template f32::F32x8 f32::resolve_v8<Fn::Erf>(F32x8, F32x8, unsigned);
 
 bool f32::host_has_avx2_fma() {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

@@ -10,6 +10,8 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
@@ -29,6 +31,7 @@
 #include <set>
 #include <string_view>
 
+#include "backends/cpu/math_forms.h"
 #include "backends/cpu/object_cache.h"
 #include "semantics/mutants.h"
 
@@ -123,8 +126,18 @@ std::string kernel_pipeline(int level) {
     s += "inject-tli-mappings,loop-vectorize<interleave-forced-only;no-vectorize-forced-only;>,instcombine," + fold +
          ",";
   if (level >= 3) s += "slp-vectorizer,instcombine,";
+  // The math forms the vectoriser called, linked and inlined (math_forms.h);
+  // the last passes then hoist their constants out of the loop.
+  if (level >= 2) s.back() = ')', s += ",stax-link-math-forms,always-inline,globaldce,function(";
   return s + "loop-mssa(licm<allowspeculation>),instsimplify," + keep + ")";
 }
+
+/// The module pass "stax-link-math-forms" (math_forms.h).
+struct LinkMathForms : llvm::PassInfoMixin<LinkMathForms> {
+  llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&) {
+    return link_math_forms(m) > 0 ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
+  }
+};
 
 Pipeline default_pipeline() {
   const char* v = std::getenv("STAX_JIT_PIPELINE");
@@ -332,6 +345,12 @@ struct Jit::Impl {
       lpm.addPass(llvm::LoopFullUnrollPass(3, /*OnlyWhenForced=*/true, /*ForgetSCEV=*/false));
       return true;
     });
+    pb.registerPipelineParsingCallback([](llvm::StringRef name, llvm::ModulePassManager& mpm,
+                                          llvm::ArrayRef<llvm::PassBuilder::PipelineElement>) {
+      if (name != "stax-link-math-forms") return false;
+      mpm.addPass(LinkMathForms());
+      return true;
+    });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -340,9 +359,14 @@ struct Jit::Impl {
     const llvm::OptimizationLevel levels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
                                               llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
     llvm::ModulePassManager mpm;
-    if (level == 0) mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
-    else if (pipeline == Pipeline::Llvm) mpm = pb.buildPerModuleDefaultPipeline(levels[level]);
-    else if (auto err = pb.parsePassPipeline(mpm, kernel_pipeline(level)))
+    if (level == 0) {
+      mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+    } else if (pipeline == Pipeline::Llvm) {
+      mpm = pb.buildPerModuleDefaultPipeline(levels[level]);
+      mpm.addPass(LinkMathForms());
+      mpm.addPass(llvm::AlwaysInlinerPass());
+      mpm.addPass(llvm::GlobalDCEPass());
+    } else if (auto err = pb.parsePassPipeline(mpm, kernel_pipeline(level)))
       throw CompileError("the kernel pass pipeline: " + take_error(std::move(err)));
     mpm.run(m, mam);
   }
@@ -351,7 +375,7 @@ struct Jit::Impl {
 Jit::Jit() : impl_(new Impl) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  impl_->identity = code_generator_identity();
+  impl_->identity = code_generator_identity() + "\n" + math_forms_identity();
   if (auto d = default_cache_dir()) impl_->disk = std::make_unique<ObjectFileCache>(*d);
 }
 

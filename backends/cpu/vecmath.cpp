@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "backends/cpu/math_forms.h"
 #include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
 #include "mathlib/f32_lanes.h"
@@ -18,9 +19,10 @@ using math::Fn;
 MathBinding binding_from_env() {
   const char* s = std::getenv("STAX_CPU_MATH");
   if (!s || !*s || std::strcmp(s, "vector") == 0) return MathBinding::Vector;
+  if (std::strcmp(s, "vector-call") == 0) return MathBinding::VectorCall;
   if (std::strcmp(s, "scalar") == 0) return MathBinding::Scalar;
   if (std::strcmp(s, "libm") == 0) return MathBinding::HostLibm;
-  throw std::invalid_argument(std::string("STAX_CPU_MATH must be vector, scalar or libm, not ") + s);
+  throw std::invalid_argument(std::string("STAX_CPU_MATH must be vector, vector-call, scalar or libm, not ") + s);
 }
 
 std::atomic<MathBinding>& binding() {
@@ -175,6 +177,7 @@ void add_fn(std::vector<RuntimeSymbol>& out) {
 std::string_view math_binding_name(MathBinding b) {
   switch (b) {
     case MathBinding::Vector: return "vector";
+    case MathBinding::VectorCall: return "vector-call";
     case MathBinding::Scalar: return "scalar";
     case MathBinding::HostLibm: return "libm";
   }
@@ -234,6 +237,7 @@ std::vector<RuntimeSymbol> math_symbols() {
   add_fn<Fn::Sin>(s);
   add_fn<Fn::Cos>(s);
   add_fn<Fn::Pow>(s);
+  add_math_form_symbols(s);
   // The host's libm, for MathBinding::HostLibm only.
   auto f = [&](const char* n, float (*p)(float)) { s.push_back(sym(std::string("stax_libm_") + n + "f", p)); };
   auto d = [&](const char* n, double (*p)(double)) { s.push_back(sym(std::string("stax_libm_") + n, p)); };

@@ -23,17 +23,20 @@
 namespace stax::backends::cpu {
 
 /// What a kernel's transcendental calls are bound to. The default is
-/// Vector; the other two exist for measurement: Scalar withholds the vector
-/// variants (one call per element), and HostLibm binds the host's libm
-/// (glibc) instead of mathlib — NOT correctly rounded, so its bits may
-/// differ from the interpreter's: the benchmarks' baseline and the tests'
-/// deliberately wrong case, never a user's setting.
-enum class MathBinding { Vector, Scalar, HostLibm };
+/// Vector: the vector variants, with the forms of math_forms.h inlined into
+/// the vectorised loop where the host has them. The others exist for
+/// measurement: VectorCall calls every vector variant (nothing inlined; the
+/// same bits), Scalar withholds the vector variants (one call per element),
+/// and HostLibm binds the host's libm (glibc) instead of mathlib — NOT
+/// correctly rounded, so its bits may differ from the interpreter's: the
+/// benchmarks' baseline and the tests' deliberately wrong case, never a
+/// user's setting.
+enum class MathBinding { Vector, VectorCall, Scalar, HostLibm };
 
 std::string_view math_binding_name(MathBinding b);
 
 /// The process's binding: Vector, or what the environment variable
-/// STAX_CPU_MATH (vector | scalar | libm) says when the process starts. It
+/// STAX_CPU_MATH (vector | vector-call | scalar | libm) says when the process starts. It
 /// is part of every kernel's cache key (kernel_key), so changing it never
 /// serves a kernel compiled under another binding.
 MathBinding math_binding();

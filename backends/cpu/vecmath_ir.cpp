@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "backends/cpu/math_forms.h"
 #include "backends/cpu/vecmath.h"
 
 namespace stax::backends::cpu {
@@ -31,7 +32,7 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, llvm::Module& m, std::string_v
   llvm::FunctionCallee callee = m.getOrInsertFunction(name, llvm::FunctionType::get(t, ts, false));
   mark_pure(llvm::cast<llvm::Function>(callee.getCallee()));
   llvm::CallInst* call = b.CreateCall(callee, args);
-  if (binding != MathBinding::Vector) return call;
+  if (binding != MathBinding::Vector && binding != MathBinding::VectorCall) return call;
   std::vector<std::string> mappings;
   for (const VectorVariant& v : vector_variants(name, f32)) {
     auto* vt = llvm::FixedVectorType::get(t, unsigned(v.lanes));
@@ -41,6 +42,7 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, llvm::Module& m, std::string_v
       vf = llvm::Function::Create(llvm::FunctionType::get(vt, vts, false), llvm::Function::ExternalLinkage, v.name,
                                   m);
       mark_pure(vf);
+      if (binding == MathBinding::Vector && has_math_form(v.name)) mark_math_form(vf);
       // Unused until the vectoriser calls it: keep the declaration alive
       // through the passes that delete unused ones (as InjectTLIMappings does).
       llvm::appendToCompilerUsed(m, {vf});

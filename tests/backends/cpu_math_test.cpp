@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/math_forms.h"
 #include "backends/cpu/vecmath.h"
 #include "mathlib/crmath.h"
 #include "mathlib/f32_testing.h"
@@ -147,11 +148,9 @@ std::string variant_prefix(const Op& op, DType dt) {
   return "stax_cr_" + base + (dt == DType::F64 ? "" : "f") + "_v";
 }
 
-/// True when the IR calls one of op's vector variants (declarations alone
-/// do not count: they are in every module of the vector binding).
-bool calls_vector_variant(const std::string& ir, const Op& op, DType dt) {
-  std::string callee = "@" + variant_prefix(op, dt);
-  for (size_t at = ir.find(callee); at != std::string::npos; at = ir.find(callee, at + 1)) {
+/// True when the IR calls `callee` (declarations alone do not count).
+bool calls(const std::string& ir, const std::string& callee) {
+  for (size_t at = ir.find("@" + callee); at != std::string::npos; at = ir.find("@" + callee, at + 1)) {
     size_t line = ir.rfind('\n', at) + 1;
     if (ir.compare(line, 7, "declare") != 0 && ir.substr(line, at - line).find("call ") != std::string::npos)
       return true;
@@ -159,12 +158,19 @@ bool calls_vector_variant(const std::string& ir, const Op& op, DType dt) {
   return false;
 }
 
+/// True when the IR calls one of op's vector variants (declarations alone
+/// do not count: they are in every module of the vector binding).
+bool calls_vector_variant(const std::string& ir, const Op& op, DType dt) { return calls(ir, variant_prefix(op, dt)); }
+
 const DType kFloats[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
 
 /// Every op, dtype and LLVM level under one binding: the interpreter's bits;
 /// at O2/O3 the f32/f64 loops call a vector variant exactly when the
-/// binding offers them (and the host has variants: x86-64). f16/bf16 loops
-/// have a per-element runtime call (the conversions), so they stay scalar.
+/// binding offers them (and the host has variants: x86-64) — or, under
+/// Vector where the host has the 8-lane form (math_forms.h: exp, erf and
+/// sigmoid's exp on f32), inline it: no call of the variant, a call of its
+/// slow path. f16/bf16 loops have a per-element runtime call (the
+/// conversions), so they stay scalar.
 void check_binding(cpu::MathBinding binding) {
   cpu::ScopedMathBinding scope(binding);
   bool has_variants = !cpu::vector_variants("stax_cr_expf", true).empty();
@@ -175,9 +181,16 @@ void check_binding(cpu::MathBinding binding) {
         INFO(op.name << " " << dtype_name(dt) << " O" << opt << "\n" << r.ir);
         CHECK(r.first_difference == "");
         CHECK(r.interpreter_bits);
-        if (binding == cpu::MathBinding::Scalar) CHECK(!calls_vector_variant(r.ir, op, dt));
-        else if (has_variants && opt >= 2 && (dt == DType::F32 || dt == DType::F64))
+        std::string form = variant_prefix(op, dt) + "8";
+        bool inlined = binding == cpu::MathBinding::Vector && dt == DType::F32 && cpu::has_math_form(form);
+        if (binding == cpu::MathBinding::Scalar) {
+          CHECK(!calls_vector_variant(r.ir, op, dt));
+        } else if (has_variants && opt >= 2 && inlined) {
+          CHECK(!calls_vector_variant(r.ir, op, dt));
+          CHECK(calls(r.ir, "stax_f32_resolve_" + form.substr(std::string("stax_cr_").size())));
+        } else if (has_variants && opt >= 2 && (dt == DType::F32 || dt == DType::F64)) {
           CHECK(calls_vector_variant(r.ir, op, dt));
+        }
       }
 }
 
@@ -185,6 +198,10 @@ void check_binding(cpu::MathBinding binding) {
 
 TEST_CASE("every transcendental op gives the correctly rounded bits on every dtype, vector binding") {
   check_binding(cpu::MathBinding::Vector);
+}
+
+TEST_CASE("every transcendental op gives the correctly rounded bits on every dtype, vector-call binding") {
+  check_binding(cpu::MathBinding::VectorCall);
 }
 
 TEST_CASE("every transcendental op gives the correctly rounded bits on every dtype, scalar binding") {
@@ -215,8 +232,49 @@ TEST_CASE("a kernel bound to the host's libm is caught (the deliberately wrong c
       return std::bit_cast<float>(uint32_t(element_bits(*o.outputs.at("y"), 0)));
     };
     CHECK(first(cpu::MathBinding::Vector) == math::eval_f32(c.fn, c.x));
+    CHECK(first(cpu::MathBinding::VectorCall) == math::eval_f32(c.fn, c.x));
     CHECK(first(cpu::MathBinding::Scalar) == math::eval_f32(c.fn, c.x));
     CHECK(first(cpu::MathBinding::HostLibm) != math::eval_f32(c.fn, c.x));  // caught
     CHECK(first(cpu::MathBinding::HostLibm) == c.host(c.x));
+  }
+}
+
+// The inlined forms are the library's fast path, read at run time: with the
+// test hook's perturbation (2^-30 relative, far beyond the proven bound) the
+// rounding test accepts wrong roundings, and a kernel compiled and run under
+// it shows them against MPFR, as the library's own entry points do
+// (cr32_test); without it, every element is correctly rounded.
+TEST_CASE("the inlined math forms read the library's fast path: a perturbed one is caught against MPFR") {
+  for (Fn fn : {Fn::Exp, Fn::Erf}) {
+    std::string form = "stax_cr_" + std::string(math::fn_name(fn)) + "f_v8";
+    if (!cpu::has_math_form(form)) continue;
+    INFO(form);
+    constexpr int64_t n = 4096;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-4.0, 4.0);
+    Tensor x(DType::F32, {n});
+    std::vector<float> xs(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      xs[size_t(i)] = float(u(rng));
+      std::memcpy(x.data.data() + 4 * i, &xs[size_t(i)], 4);
+    }
+    std::string f = std::string(math::fn_name(fn));
+    Program p = test::parse_ok("input x : f32[4096]\nlet y : f32[4096] = map(fn(a) => " + f + "(a), x)\noutput y\n");
+    Inputs in;
+    in["x"] = x;
+    auto wrong = [&](double pert) {
+      math::testing::set_f32_perturbation(fn, pert);
+      cpu::CompiledProgram cp(p, {1, true, 2});
+      IeeeOutcome o = cp.run(in);
+      math::testing::set_f32_perturbation(fn, 0.0);
+      REQUIRE(!o.failure);
+      CHECK(!calls(cp.ir(cp.kernels().size() - 1), form));  // inlined
+      int bad = 0;
+      for (int64_t i = 0; i < n; ++i)
+        bad += element_bits(*o.outputs.at("y"), i) != std::bit_cast<uint32_t>(math::mpfr_f32(fn, xs[size_t(i)]));
+      return bad;
+    };
+    CHECK(wrong(0.0) == 0);
+    CHECK(wrong(0x1p-30) > 0);  // caught
   }
 }

@@ -1,0 +1,120 @@
+#include "backends/cpu/math_forms.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/xxhash.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include <cstdio>
+#include <set>
+
+#include "backends/cpu/jit.h"
+#include "mathlib/f32_jit_forms.h"
+#include "mathlib/f32_tables.h"
+
+namespace stax::backends::cpu {
+namespace {
+
+constexpr const char* kFormAttr = "stax-math-form";
+/// The forms the bitcode defines, by variant name.
+constexpr std::string_view kForms[] = {"stax_cr_expf_v8", "stax_cr_erff_v8"};
+
+bool forms_usable() {
+#if defined(__x86_64__)
+  static const bool yes = !math::f32::jit_forms_bitcode().empty() && math::f32::host_has_avx2_fma();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+bool is_form(std::string_view name) {
+  for (std::string_view f : kForms)
+    if (name == f) return true;
+  return false;
+}
+
+}  // namespace
+
+bool has_math_form(std::string_view variant) { return forms_usable() && is_form(variant); }
+
+void mark_math_form(llvm::Function* f) { f->addFnAttr(kFormAttr); }
+
+namespace {
+
+/// Drops the forms from llvm.compiler.used.
+void release_forms(llvm::Module& m) {
+  llvm::GlobalVariable* used = m.getGlobalVariable("llvm.compiler.used");
+  if (!used || !used->hasInitializer()) return;
+  std::vector<llvm::GlobalValue*> keep;
+  auto* init = llvm::cast<llvm::ConstantArray>(used->getInitializer());
+  for (llvm::Use& u : init->operands()) {
+    auto* g = llvm::cast<llvm::GlobalValue>(u.get()->stripPointerCasts());
+    if (!is_form(g->getName().str())) keep.push_back(g);
+  }
+  used->eraseFromParent();
+  if (!keep.empty()) llvm::appendToCompilerUsed(m, keep);
+}
+
+}  // namespace
+
+int link_math_forms(llvm::Module& m) {
+  std::vector<std::string> wanted;
+  for (llvm::Function& f : m)
+    if (f.isDeclaration() && f.hasFnAttribute(kFormAttr) && is_form(f.getName().str()))
+      wanted.push_back(f.getName().str());
+  if (wanted.empty() || !forms_usable()) return 0;
+  std::string_view bc = math::f32::jit_forms_bitcode();
+  llvm::MemoryBufferRef buf(llvm::StringRef(bc.data(), bc.size()), "stax_f32_jit_forms");
+  // Lazily: the linker materialises the forms `m` needs, not the others.
+  llvm::Expected<std::unique_ptr<llvm::Module>> src = llvm::getLazyBitcodeModule(buf, m.getContext());
+  if (!src) throw CompileError("the math forms' bitcode: " + llvm::toString(src.takeError()));
+  (*src)->setDataLayout(m.getDataLayout());
+  (*src)->setTargetTriple(m.getTargetTriple());
+  if (llvm::Linker::linkModules(m, std::move(*src), llvm::Linker::LinkOnlyNeeded))
+    throw CompileError("linking the math forms failed");
+  for (const std::string& n : wanted) {
+    llvm::Function* f = m.getFunction(n);
+    if (!f || f->isDeclaration()) throw CompileError("the math forms' bitcode lacks " + n);
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    // The kernel's own target (the host's CPU and features, a superset of
+    // the forms' AVX2 and FMA, forms_usable) so that the inliner accepts it.
+    for (const char* a : {"target-cpu", "target-features", "tune-cpu", kFormAttr}) f->removeFnAttr(a);
+    f->removeFnAttr(llvm::Attribute::NoInline);
+    f->removeFnAttr(llvm::Attribute::OptimizeNone);
+    f->addFnAttr(llvm::Attribute::AlwaysInline);
+  }
+  // The library's tables do not change once built: their loads may be
+  // hoisted out of the kernel's loops.
+  if (llvm::GlobalVariable* t = m.getGlobalVariable("stax_f32_tables")) t->setConstant(true);
+  release_forms(m);
+  return int(wanted.size());
+}
+
+void add_math_form_symbols(std::vector<RuntimeSymbol>& out) {
+#if defined(__x86_64__)
+  using math::Fn;
+  namespace f32 = math::f32;
+  out.push_back({"stax_f32_tables", const_cast<f32::Tables*>(&f32::tables())});
+  out.push_back({"stax_f32_pert", f32::perturbation_factors()});
+  out.push_back({"stax_f32_resolve_expf_v8", reinterpret_cast<void*>(&f32::resolve_v8<Fn::Exp>)});
+  out.push_back({"stax_f32_resolve_erff_v8", reinterpret_cast<void*>(&f32::resolve_v8<Fn::Erf>)});
+#else
+  (void)out;
+#endif
+}
+
+std::string math_forms_identity() {
+  std::string_view bc = math::f32::jit_forms_bitcode();
+  char b[40];
+  std::snprintf(b, sizeof b, "math forms %016llx",
+                static_cast<unsigned long long>(llvm::xxHash64(llvm::StringRef(bc.data(), bc.size()))));
+  return forms_usable() ? b : "math forms none";
+}
+
+}  // namespace stax::backends::cpu
