@@ -1,7 +1,8 @@
 #pragma once
 // The JIT's inlined math forms (issue 17): the 8-lane AVX2 forms of exp and
 // erf come with the library as LLVM bitcode (mathlib/f32_jit_forms.h). Under
-// MathBinding::Vector, on a host with AVX2 and FMA, their 8-lane variants are
+// MathBinding::Vector, on a host with AVX2 and FMA but not AVX-512 (whose
+// 512-bit entry points the kernels call instead), their 8-lane variants are
 // declared as forms (mark_math_form). After the loop vectoriser has called
 // them (O2, O3), the kernel pipeline's module pass "stax-link-math-forms"
 // links the forms the module calls (link_math_forms), internal and
