@@ -26,9 +26,10 @@ constexpr std::string_view kForms[] = {"stax_cr_expf_v8", "stax_cr_erff_v8"};
 
 /// The forms are the AVX2 ones: where the host has AVX-512, the kernels
 /// call the library's 512-bit entry points instead (vecmath.cpp), which
-/// also run 16 lanes a call.
+/// also run 16 lanes a call. Clang builds offer no 8-lane variant
+/// (vector_variants: clang passes 32-byte vectors in memory), so no form.
 bool forms_usable() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(__clang__)
   static const bool yes = !math::f32::jit_forms_bitcode().empty() && math::f32::host_has_avx2_fma() &&
                           !math::f32::host_has_avx512();
   return yes;

@@ -245,10 +245,13 @@ TEST_CASE("a kernel bound to the host's libm is caught (the deliberately wrong c
 // it shows them against MPFR, as the library's own entry points do
 // (cr32_test); without it, every element is correctly rounded.
 TEST_CASE("the inlined math forms read the library's fast path: a perturbed one is caught against MPFR") {
+  cpu::ScopedMathBinding scope(cpu::MathBinding::Vector);
   for (Fn fn : {Fn::Exp, Fn::Erf}) {
+    // Where the host has no form (AVX-512, no AVX2, a clang build) the
+    // kernel calls an entry point, which reads the same fast path.
     std::string form = "stax_cr_" + std::string(math::fn_name(fn)) + "f_v8";
-    if (!cpu::has_math_form(form)) continue;
-    INFO(form);
+    const bool inlined = cpu::has_math_form(form);
+    INFO(form << (inlined ? " inlined" : " called"));
     constexpr int64_t n = 4096;
     std::mt19937_64 rng(11);
     std::uniform_real_distribution<double> u(-4.0, 4.0);
@@ -268,7 +271,7 @@ TEST_CASE("the inlined math forms read the library's fast path: a perturbed one 
       IeeeOutcome o = cp.run(in);
       math::testing::set_f32_perturbation(fn, 0.0);
       REQUIRE(!o.failure);
-      CHECK(!calls(cp.ir(cp.kernels().size() - 1), form));  // inlined
+      if (inlined) CHECK(!calls(cp.ir(cp.kernels().size() - 1), form));
       int bad = 0;
       for (int64_t i = 0; i < n; ++i)
         bad += element_bits(*o.outputs.at("y"), i) != std::bit_cast<uint32_t>(math::mpfr_f32(fn, xs[size_t(i)]));
