@@ -11,7 +11,6 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <cstdio>
-#include <set>
 
 #include "backends/cpu/jit.h"
 #include "mathlib/f32_jit_forms.h"
@@ -44,14 +43,6 @@ bool is_form(std::string_view name) {
   return false;
 }
 
-}  // namespace
-
-bool has_math_form(std::string_view variant) { return forms_usable() && is_form(variant); }
-
-void mark_math_form(llvm::Function* f) { f->addFnAttr(kFormAttr); }
-
-namespace {
-
 /// Drops the forms from llvm.compiler.used.
 void release_forms(llvm::Module& m) {
   llvm::GlobalVariable* used = m.getGlobalVariable("llvm.compiler.used");
@@ -60,7 +51,7 @@ void release_forms(llvm::Module& m) {
   auto* init = llvm::cast<llvm::ConstantArray>(used->getInitializer());
   for (llvm::Use& u : init->operands()) {
     auto* g = llvm::cast<llvm::GlobalValue>(u.get()->stripPointerCasts());
-    if (!is_form(g->getName().str())) keep.push_back(g);
+    if (!is_form(g->getName())) keep.push_back(g);
   }
   used->eraseFromParent();
   if (!keep.empty()) llvm::appendToCompilerUsed(m, keep);
@@ -68,10 +59,14 @@ void release_forms(llvm::Module& m) {
 
 }  // namespace
 
+bool has_math_form(std::string_view variant) { return forms_usable() && is_form(variant); }
+
+void mark_math_form(llvm::Function* f) { f->addFnAttr(kFormAttr); }
+
 int link_math_forms(llvm::Module& m) {
   std::vector<std::string> wanted;
   for (llvm::Function& f : m)
-    if (f.isDeclaration() && f.hasFnAttribute(kFormAttr) && is_form(f.getName().str()))
+    if (f.isDeclaration() && f.hasFnAttribute(kFormAttr) && is_form(f.getName()))
       wanted.push_back(f.getName().str());
   if (wanted.empty() || !forms_usable()) return 0;
   std::string_view bc = math::f32::jit_forms_bitcode();
