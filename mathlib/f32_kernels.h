@@ -262,11 +262,9 @@ inline Cand k_tanh(float x, const Tables& T, double pert) {
 // four products: 4u. Sum < 2^-45.5.
 // |x| >= 4: erf rounds to +-1 (1 - erf 4 < 2^-26).
 inline constexpr double kErrErf = 0x1p-44;
-// For t <= kErfSmallT (|x| <= 2) the first kErfTermsSmall terms already
-// leave a tail below 2^-55 of the sum (the same audit), so the bound above
-// holds with them: the vector forms (f32_vec_impl.inc) take that shorter
-// series when every lane of a register has t <= 4.
-inline constexpr int kErfTermsSmall = 32;
+// For t <= kErfSmallT (|x| <= 2) the vector forms (f32_vec_impl.inc) take
+// a polynomial in t without the exponential instead, when every lane of a
+// register allows it (f32_vec.h: kErfPoly, its bound also within kErrErf).
 inline constexpr double kErfSmallT = 4.0;
 
 [[gnu::always_inline]] inline Cand k_erf(float x, const Tables& T, double pert) {

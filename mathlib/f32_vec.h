@@ -12,7 +12,7 @@
 // AVX-512 and by a gather on AVX2) and a rounding test on the bits for exp,
 // each with its proof in f32_vec_impl.inc.
 // In both, the error bounds proven in f32_kernels.h hold (erf may take a
-// shorter series with the same bound), so where a rounding test passes the
+// polynomial with the same bound, kErfPoly below), so where a rounding test passes the
 // result is the correctly rounded one, whatever the path.
 // tests/mathlib/cr32_test.cpp checks every form against eval_f32 and MPFR.
 // Host only (x86-64); the GPU compiles f32_kernels.h, never this.
@@ -23,6 +23,33 @@
 
 #include "mathlib/crmath.h"
 #include "mathlib/f32_kernels.h"
+
+namespace stax::math::f32::vec {
+
+/// erf(x) = x G(x^2) with G(t) = 2/sqrt(pi) sum_n (-1)^n t^n / (n! (2n+1)),
+/// and kErfPoly a polynomial p of degree 16 in t close to G on [0, 4] (the
+/// vector forms' erf where every lane of a register has |x| <= 2): its
+/// coefficients are a Chebyshev interpolant of G rounded to binary64
+/// (tools/erf_poly.py). Error of y = fl(|x| p~(t)), p~ p evaluated by
+/// estrin() with fused nodes, t = x^2 exact, relative to erf(|x|):
+///  * |p - G| <= 2^-51 |G| on [0, 4] (G decreases, G(4) = erf(2)/2;
+///    cr32_test proves the bound for every real t in [0, 4] from G's
+///    Taylor series and a subdivision: erf_poly_bound);
+///  * the evaluation: each coefficient passes at most 16 roundings (c_15:
+///    the powers t^2, t^4, t^8 (1 + 3 + 7) and five nodes; c_16: t^16 (15)
+///    and the top node), so |p~ - p| <= gamma_16 sum |c_i| t^i, and
+///    sum |c_i| t^i / G(t) increases with t: at most 18.66 (t = 4), so
+///    298.6u (cr32_test: erf_poly_bound again);
+///  * the product by |x|: u.
+/// Sum 299.6u + 2^-51 < 2^-44.7, within kErrErf = 2^-44.
+inline constexpr double kErfPoly[17] = {
+    0x1.20dd750429b6dp+0,  -0x1.812746b037993p-2, 0x1.ce2f21a040c88p-4,  -0x1.b82ce3123dfa0p-6,
+    0x1.565bcd088b905p-8,  -0x1.c02db370bc7f3p-11, 0x1.f9a31deabf547p-14, -0x1.f4d1f6364f7adp-17,
+    0x1.b9e38c1d13220p-20, -0x1.5f60b531f4a21p-23, 0x1.fc16141b24738p-27, -0x1.4f836d318453dp-30,
+    0x1.927d96adf2450p-34, -0x1.aa708a4c6fcc0p-38, 0x1.74357eb20bdefp-42, -0x1.d0f90cace87fdp-47,
+    0x1.2e0d4bc0fd152p-52};
+
+}  // namespace stax::math::f32::vec
 
 #define STAX_AVX512 "avx512f,avx512dq,avx512vl"
 #define STAX_AVX2 "avx2,fma"
