@@ -20,6 +20,7 @@
 #include "mathlib/f32_tables.h"
 #include "mathlib/f32_testing.h"
 #include "mathlib/f32_vec.h"
+#include "mathlib/mpfr_big.h"
 
 namespace m = stax::math;
 using m::Fn;
@@ -471,6 +472,9 @@ int estrin_roundings(int n) {
   return 1 + std::max(estrin_roundings(1 << lg), (1 << lg) - 1 + estrin_roundings(n - (1 << lg)));
 }
 
+constexpr size_t kErfPolyTerms = std::size(m::f32::vec::kErfPoly);
+using ErfPoly = double[kErfPolyTerms];
+
 struct ErfPolyBound {
   double approx;  ///< max |p(t) - G(t)| / G(4) over every real t in [0, 4] (rounded up)
   double cond;    ///< sum |c_i| 4^i / G(4): the largest sum |c_i| t^i / G(t) there (rounded up)
@@ -483,72 +487,64 @@ struct ErfPolyBound {
 /// the first omitted term. q = p - T_N is a polynomial with known
 /// coefficients; on each of 512 pieces [t0, t0 + h] its Taylor shift
 /// q(t0 + s) = sum b_k s^k gives |q| <= |b_0| + sum_k>0 |b_k| h^k. All in
-/// 320-bit MPFR (its rounding errors, below 2^-280 here, covered by a
-/// margin of 2^-200).
-ErfPolyBound erf_poly_bound(const double (&c)[17]) {
+/// 256-bit MPFR (m::Big; its rounding errors, below 2^-230 here, covered
+/// by a margin of 2^-200).
+ErfPolyBound erf_poly_bound(const ErfPoly& c) {
   constexpr int kN = 90, kPieces = 512;
-  constexpr mpfr_prec_t kPrec = 320;
-  std::vector<mpfr_t> q(kN + 1), r(kN + 1);
-  for (int n = 0; n <= kN; ++n) mpfr_inits2(kPrec, q[n], r[n], static_cast<mpfr_ptr>(nullptr));
-  mpfr_t g, tmp, t0, bound, worst, g4, s4;
-  mpfr_inits2(kPrec, g, tmp, t0, bound, worst, g4, s4, static_cast<mpfr_ptr>(nullptr));
+  std::vector<m::Big> q(kN + 1), r(kN + 1);
+  m::Big g, tmp, t0, bound, worst, g4, s4;
   // g = 2/sqrt(pi) (-1)^n / n!, q_n = c_n - g/(2n+1).
-  mpfr_const_pi(g, MPFR_RNDN);
-  mpfr_rec_sqrt(g, g, MPFR_RNDN);
-  mpfr_mul_ui(g, g, 2, MPFR_RNDN);
+  mpfr_const_pi(g.v, MPFR_RNDN);
+  mpfr_rec_sqrt(g.v, g.v, MPFR_RNDN);
+  mpfr_mul_ui(g.v, g.v, 2, MPFR_RNDN);
   for (int n = 0; n <= kN + 1; ++n) {
-    if (n > 0) mpfr_div_si(g, g, -n, MPFR_RNDN);
-    mpfr_div_ui(tmp, g, unsigned(2 * n + 1), MPFR_RNDN);
+    if (n > 0) mpfr_div_si(g.v, g.v, -n, MPFR_RNDN);
+    mpfr_div_ui(tmp.v, g.v, unsigned(2 * n + 1), MPFR_RNDN);
     if (n == kN + 1) break;  // tmp: the first omitted term's coefficient
-    mpfr_set_d(q[n], n < 17 ? c[n] : 0.0, MPFR_RNDN);
-    mpfr_sub(q[n], q[n], tmp, MPFR_RNDN);
+    mpfr_set_d(q[n].v, size_t(n) < kErfPolyTerms ? c[n] : 0.0, MPFR_RNDN);
+    mpfr_sub(q[n].v, q[n].v, tmp.v, MPFR_RNDN);
   }
-  mpfr_abs(tmp, tmp, MPFR_RNDU);
-  mpfr_mul_2ui(tmp, tmp, 2 * (kN + 1), MPFR_RNDU);  // its term at t = 4
-  mpfr_set_ui(worst, 0, MPFR_RNDN);
+  mpfr_abs(tmp.v, tmp.v, MPFR_RNDU);
+  mpfr_mul_2ui(tmp.v, tmp.v, 2 * (kN + 1), MPFR_RNDU);  // its term at t = 4
+  mpfr_set_ui(worst.v, 0, MPFR_RNDN);
   for (int piece = 0; piece < kPieces; ++piece) {
-    mpfr_set_ui(t0, unsigned(piece), MPFR_RNDN);
-    mpfr_div_ui(t0, t0, kPieces / 4, MPFR_RNDN);  // exact: kPieces / 4 is a power of two
-    for (int n = 0; n <= kN; ++n) mpfr_set(r[n], q[n], MPFR_RNDN);
+    mpfr_set_ui(t0.v, unsigned(piece), MPFR_RNDN);
+    mpfr_div_ui(t0.v, t0.v, kPieces / 4, MPFR_RNDN);  // exact: kPieces / 4 is a power of two
+    for (int n = 0; n <= kN; ++n) mpfr_set(r[n].v, q[n].v, MPFR_RNDN);
     for (int i = 0; i < kN; ++i)  // synthetic division: r_k becomes b_k
-      for (int j = kN - 1; j >= i; --j) mpfr_fma(r[j], t0, r[j + 1], r[j], MPFR_RNDN);
-    mpfr_abs(bound, r[0], MPFR_RNDU);
+      for (int j = kN - 1; j >= i; --j) mpfr_fma(r[j].v, t0.v, r[j + 1].v, r[j].v, MPFR_RNDN);
+    mpfr_abs(bound.v, r[0].v, MPFR_RNDU);
     for (int k = 1; k <= kN; ++k) {
-      mpfr_abs(g, r[k], MPFR_RNDU);
-      mpfr_div_2ui(g, g, unsigned(k * 7), MPFR_RNDU);  // h = 4 / 512 = 2^-7
-      mpfr_add(bound, bound, g, MPFR_RNDU);
+      mpfr_abs(g.v, r[k].v, MPFR_RNDU);
+      mpfr_div_2ui(g.v, g.v, unsigned(k * 7), MPFR_RNDU);  // h = 4 / 512 = 2^-7
+      mpfr_add(bound.v, bound.v, g.v, MPFR_RNDU);
     }
-    mpfr_max(worst, worst, bound, MPFR_RNDU);
+    mpfr_max(worst.v, worst.v, bound.v, MPFR_RNDU);
   }
-  mpfr_add(worst, worst, tmp, MPFR_RNDU);
-  mpfr_set_d(tmp, 0x1p-200, MPFR_RNDN);
-  mpfr_add(worst, worst, tmp, MPFR_RNDU);
+  mpfr_add(worst.v, worst.v, tmp.v, MPFR_RNDU);
+  mpfr_set_d(tmp.v, 0x1p-200, MPFR_RNDN);
+  mpfr_add(worst.v, worst.v, tmp.v, MPFR_RNDU);
   // G(4) = erf(2) / 2, rounded down by the margin.
-  mpfr_set_ui(g4, 2, MPFR_RNDN);
-  mpfr_erf(g4, g4, MPFR_RNDD);
-  mpfr_div_2ui(g4, g4, 1, MPFR_RNDD);
-  mpfr_sub(g4, g4, tmp, MPFR_RNDD);
-  mpfr_set_ui(s4, 0, MPFR_RNDN);
-  for (int n = 0; n < 17; ++n) {
-    mpfr_set_d(g, std::fabs(c[n]), MPFR_RNDN);
-    mpfr_mul_2ui(g, g, 2 * n, MPFR_RNDU);
-    mpfr_add(s4, s4, g, MPFR_RNDU);
+  mpfr_set_ui(g4.v, 2, MPFR_RNDN);
+  mpfr_erf(g4.v, g4.v, MPFR_RNDD);
+  mpfr_div_2ui(g4.v, g4.v, 1, MPFR_RNDD);
+  mpfr_sub(g4.v, g4.v, tmp.v, MPFR_RNDD);
+  mpfr_set_ui(s4.v, 0, MPFR_RNDN);
+  for (size_t n = 0; n < kErfPolyTerms; ++n) {
+    mpfr_set_d(g.v, std::fabs(c[n]), MPFR_RNDN);
+    mpfr_mul_2ui(g.v, g.v, 2 * n, MPFR_RNDU);
+    mpfr_add(s4.v, s4.v, g.v, MPFR_RNDU);
   }
-  ErfPolyBound b;
-  mpfr_div(worst, worst, g4, MPFR_RNDU);
-  b.approx = mpfr_get_d(worst, MPFR_RNDU);
-  mpfr_div(s4, s4, g4, MPFR_RNDU);
-  b.cond = mpfr_get_d(s4, MPFR_RNDU);
-  for (int n = 0; n <= kN; ++n) mpfr_clears(q[n], r[n], static_cast<mpfr_ptr>(nullptr));
-  mpfr_clears(g, tmp, t0, bound, worst, g4, s4, static_cast<mpfr_ptr>(nullptr));
-  return b;
+  mpfr_div(worst.v, worst.v, g4.v, MPFR_RNDU);
+  mpfr_div(s4.v, s4.v, g4.v, MPFR_RNDU);
+  return {mpfr_get_d(worst.v, MPFR_RNDU), mpfr_get_d(s4.v, MPFR_RNDU)};
 }
 
-/// The relative error of f32_vec.h's erf candidate from a polynomial c:
-/// approximation, evaluation (gamma_k sum |c_i| t^i), the product by |x|.
-double erf_poly_error(const double (&c)[17]) {
-  const ErfPolyBound b = erf_poly_bound(c);
-  const double u = 0x1p-53, k = estrin_roundings(17);
+/// The relative error of f32_vec.h's erf candidate from a polynomial with
+/// these bounds: approximation, evaluation (gamma_k sum |c_i| t^i), the
+/// product by |x|.
+double erf_poly_error(const ErfPolyBound& b) {
+  const double u = 0x1p-53, k = estrin_roundings(int(kErfPolyTerms));
   const double gamma = k * u / (1 - k * u);
   return ((b.approx + gamma * b.cond) * (1 + u) + u) * (1 + 0x1p-40);  // the sum's own roundings, generously
 }
@@ -561,18 +557,18 @@ TEST_CASE("erf's polynomial for |x| <= 2: its error bound, proven over [0, 4]") 
   CHECK(estrin_roundings(17) == 16);
   CHECK(estrin_roundings(64) == 31 + 15 + 7 + 3 + 1 + 6);  // f32_kernels.h's count, one rounding a fused level
   const ErfPolyBound b = erf_poly_bound(v::kErfPoly);
-  UNSCOPED_INFO("approx 2^" << std::log2(b.approx) << ", total 2^" << std::log2(erf_poly_error(v::kErfPoly)));
+  UNSCOPED_INFO("approx 2^" << std::log2(b.approx) << ", total 2^" << std::log2(erf_poly_error(b)));
   CHECK(b.approx < 0x1p-51);  // f32_vec.h's figures
   CHECK(b.cond < 18.66);
-  CHECK(erf_poly_error(v::kErfPoly) < std::exp2(-44.7));
-  CHECK(erf_poly_error(v::kErfPoly) < m::f32::kErrErf);
+  CHECK(erf_poly_error(b) < std::exp2(-44.7));
+  CHECK(erf_poly_error(b) < m::f32::kErrErf);
   // Deliberately wrong: one coefficient off by 2^-40 of itself, or a
   // polynomial of degree 14 (the last two coefficients dropped) — the
   // proof notices both.
-  double bad[17];
+  ErfPoly bad;
   std::copy(std::begin(v::kErfPoly), std::end(v::kErfPoly), bad);
   bad[3] *= 1 + 0x1p-40;
-  CHECK(erf_poly_error(bad) > m::f32::kErrErf);
+  CHECK(erf_poly_error(erf_poly_bound(bad)) > m::f32::kErrErf);
   std::copy(std::begin(v::kErfPoly), std::end(v::kErfPoly), bad);
   bad[15] = bad[16] = 0;
   CHECK(erf_poly_bound(bad).approx > 0x1p-48);
