@@ -3,12 +3,18 @@
 # each target N executions (default 10^7) from its seed corpus, built with
 # clang, ASan, UBSan and LeakSanitizer in build-sanitize/ (as
 # `scripts/test.sh --sanitize`). Targets run side by side, one per job.
-#   scripts/fuzz_targets.sh [--runs N] [--jobs J] [--timeout S] [TARGET...]
+#   scripts/fuzz_targets.sh [--runs N] [--jobs J] [--timeout S] [--fresh] [TARGET...]
 # TARGET: stx npy graph rewrite campaign_db (default: all). Prints one line a
 # target (executions, seconds, executions/s, coverage, corpus, verdict) and
 # writes build-sanitize/fuzz-runs/TARGET.log; a crash, hang, leak or
 # sanitizer report leaves its input as build-sanitize/fuzz-runs/TARGET-crash-*
 # (add it to fuzz/corpus/TARGET/ as regress_* once fixed). Exit 1 on any.
+# Resumable: N counts over the runs of a target. Each run appends a line to
+# build-sanitize/fuzz-runs/TARGET.ledger (start, commit, executions,
+# seconds, verdict); a run that was stopped (SIGINT, a kill, the machine's
+# session ending) is credited on the next start with the executions of its
+# log's last status line, and the next run goes on from the kept corpus for
+# what is left of N. --fresh starts the ledger (and the corpus) again.
 # --timeout: libFuzzer's limit on one input (default 60 s). The transformer
 # block seed of `graph` lowers in 0.5 s in a release build and 2-4.3 s here
 # (its mutants too), but libFuzzer's leak-check re-runs of it went past 20 s
@@ -16,13 +22,14 @@
 # timeout in Z3 under the lowering's proofs, none a hang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=10000000 jobs=$(nproc) timeout=60 targets=()
+runs=10000000 jobs=$(nproc) timeout=60 fresh=0 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --fresh) fresh=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -36,25 +43,68 @@ out=build-sanitize/fuzz-runs
 mkdir -p "$out"
 export ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-run_one() {
-  local t=$1 work="$out/corpus-$1"
-  mkdir -p "$work"
-  local t0=$SECONDS rc=0
-  "build-sanitize/fuzz/stax_fuzz_$t" -runs="$runs" -timeout="$timeout" -rss_limit_mb=4096 -max_len=8192 \
-    -print_final_stats=1 -artifact_prefix="$out/$t-" "$work" "fuzz/corpus/$t" >"$out/$t.log" 2>&1 || rc=$?
-  local secs=$((SECONDS - t0))
-  local done_line cov corp
-  done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$out/$t.log" | tail -1 || true)
-  cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$done_line")
-  corp=$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$done_line")
-  local execs
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$t.log" | tail -1)
-  local verdict="0 crashes, hangs or sanitizer reports"
-  [ "$rc" = 0 ] || verdict="FAILED (exit $rc): see $out/$t.log and $out/$t-*"
-  printf '%-12s %12s executions %7s s %9s exec/s  cov %6s  corpus %6s  %s\n' "$t" "${execs:-?}" "$secs" \
-    "$(( ${execs:-0} / (secs > 0 ? secs : 1) ))" "${cov:-?}" "${corp:-?}" "$verdict"
-  [ "$rc" = 0 ]
+# The executions of a log: libFuzzer's final count, else its last status line.
+log_execs() {
+  local n
+  n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$1" | tail -1)
+  [ -n "$n" ] || n=$(grep -aoE '^#[0-9]+' "$1" | tail -1 | tr -d '#')
+  echo "${n:-0}"
 }
-export -f run_one
-export out runs
+# A run left behind by a stop: its marker names the log, the commit and the
+# start; it goes into the ledger as stopped.
+credit_stopped() {
+  local t=$1 m="$out/$1.running"
+  [ -f "$m" ] || return 0
+  local log commit start
+  read -r log commit start <"$m"
+  local end
+  end=$(stat -c %Y "$log" 2>/dev/null || echo "$start")
+  printf '%s %s %s %s stopped\n' "$(date -u -d "@$start" +%FT%TZ)" "$commit" "$(log_execs "$log")" \
+    "$((end - start))" >>"$out/$t.ledger"
+  rm -f "$m"
+}
+run_one() {
+  local t=$1 work="$out/corpus-$1" ledger="$out/$1.ledger"
+  [ "$fresh" = 0 ] || rm -rf "$ledger" "$out/$t.running" "$work"
+  mkdir -p "$work"
+  credit_stopped "$t"
+  local before=0 secs_before=0 nruns=0
+  if [ -f "$ledger" ]; then
+    read -r before secs_before nruns < <(awk '{e += $3; s += $4; n++} END {print e + 0, s + 0, n + 0}' "$ledger")
+  fi
+  local left=$((runs - before)) rc=0 start log commit
+  start=$(date +%s)
+  log="$out/$t-$start.log"
+  commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ "$left" -gt 0 ]; then
+    echo "$log $commit $start" >"$out/$t.running"
+    "build-sanitize/fuzz/stax_fuzz_$t" -runs="$left" -timeout="$timeout" -rss_limit_mb=4096 -max_len=8192 \
+      -print_final_stats=1 -artifact_prefix="$out/$t-" "$work" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+    local verdict=ok
+    if [ "$rc" != 0 ]; then
+      verdict="exit-$rc"
+      # Interrupted or killed (libFuzzer says so on SIGINT, exit 72): a stop.
+      if grep -aq 'run interrupted' "$log" || [ "$rc" -ge 128 ]; then verdict=stopped; fi
+    fi
+    printf '%s %s %s %s %s\n' "$(date -u -d "@$start" +%FT%TZ)" "$commit" "$(log_execs "$log")" \
+      "$(($(date +%s) - start))" "$verdict" >>"$ledger"
+    rm -f "$out/$t.running"
+    ln -sf "$(basename "$log")" "$out/$t.log"
+  fi
+  local total secs n bad
+  read -r total secs n bad < <(awk '{e += $3; s += $4; n++; if ($5 != "ok" && $5 != "stopped") b++}
+    END {print e + 0, s + 0, n + 0, b + 0}' "$ledger" 2>/dev/null || echo "0 0 0 0")
+  local last cov corp
+  last=$(grep -aE '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$out/$t.log" 2>/dev/null | tail -1 || true)
+  cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
+  corp=$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$last")
+  local verdict="0 crashes, hangs or sanitizer reports"
+  [ "$bad" = 0 ] || verdict="FAILED in $bad run(s): see $ledger, $out/$t-*.log and $out/$t-crash-*"
+  [ "$total" -ge "$runs" ] || verdict="$verdict so far (not yet $runs)"
+  printf '%-12s %12s executions in %s run(s) %7s s %9s exec/s  cov %6s  corpus %6s  %s\n' "$t" "$total" "$n" \
+    "$secs" "$((total / (secs > 0 ? secs : 1)))" "${cov:-?}" "${corp:-?}" "$verdict"
+  [ "$bad" = 0 ] && [ "$total" -ge "$runs" ]
+}
+export -f run_one log_execs credit_stopped
+export out runs timeout fresh
 printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
