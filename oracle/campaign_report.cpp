@@ -2,6 +2,7 @@
 // database (counts by status, transform, class and backend; time per phase;
 // every finding), merging shards, and writing the findings' reproducers.
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -51,7 +52,9 @@ std::variant<json, std::string> campaign_report(const std::string& file) {
       ++by_backend[b.substr(i, j - i)];
       i = j + 1;
     }
-    if (s.i64(4)) skipped["backend_skipped"] += s.i64(4);
+    // A foreign database may hold any integers: the sum saturates.
+    if (int64_t& k = skipped["backend_skipped"]; __builtin_add_overflow(k, s.i64(4), &k))
+      k = s.i64(4) > 0 ? INT64_MAX : INT64_MIN;
     tg += s.dbl(5);
     tt += s.dbl(6);
     tc += s.dbl(7);
@@ -209,7 +212,11 @@ std::optional<std::string> merge_campaigns(const std::string& out, const std::ve
   Stmt mm(db.get(), "SELECT min(seed), max(seed) FROM runs");
   if (mm.step() && !mm.null(0)) {
     db.exec("INSERT OR REPLACE INTO params VALUES('seed', '" + std::to_string(mm.i64(0)) + "')");
-    db.exec("INSERT OR REPLACE INTO params VALUES('count', '" + std::to_string(mm.i64(1) - mm.i64(0) + 1) + "')");
+    // In unsigned arithmetic: a foreign database may hold any integers (a
+    // span from INT64_MIN to INT64_MAX has no count in 64 bits; none is set).
+    const uint64_t span = uint64_t(mm.i64(1)) - uint64_t(mm.i64(0));
+    if (span != UINT64_MAX)
+      db.exec("INSERT OR REPLACE INTO params VALUES('count', '" + std::to_string(span + 1) + "')");
   }
   Stmt m(db.get(), "INSERT OR REPLACE INTO meta VALUES('elapsed', ?)");
   m.bind(1, elapsed).done();

@@ -14,7 +14,8 @@
 # seconds, verdict); a run that was stopped (SIGINT, a kill, the machine's
 # session ending) is credited on the next start with the executions of its
 # log's last status line, and the next run goes on from the kept corpus for
-# what is left of N. --fresh starts the ledger (and the corpus) again.
+# what is left of N. --fresh starts the count again (after a fix: the old
+# ledger is kept as TARGET.ledger.K; the corpus is kept).
 # --timeout: libFuzzer's limit on one input (default 60 s). The transformer
 # block seed of `graph` lowers in 0.5 s in a release build and 2-4.3 s here
 # (its mutants too), but libFuzzer's leak-check re-runs of it went past 20 s
@@ -65,9 +66,13 @@ credit_stopped() {
 }
 run_one() {
   local t=$1 work="$out/corpus-$1" ledger="$out/$1.ledger"
-  [ "$fresh" = 0 ] || rm -rf "$ledger" "$out/$t.running" "$work"
   mkdir -p "$work"
   credit_stopped "$t"
+  if [ "$fresh" = 1 ] && [ -f "$ledger" ]; then
+    local k=0
+    while [ -e "$ledger.$k" ]; do k=$((k + 1)); done
+    mv "$ledger" "$ledger.$k"
+  fi
   local before=0 secs_before=0 nruns=0
   if [ -f "$ledger" ]; then
     read -r before secs_before nruns < <(awk '{e += $3; s += $4; n++} END {print e + 0, s + 0, n + 0}' "$ledger")

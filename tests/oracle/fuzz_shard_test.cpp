@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "oracle/campaign.h"
@@ -125,4 +126,69 @@ TEST_CASE("stax fuzz --shard: bad values, blocks, resume, merge with duplicates"
   for (uint64_t s : seeds) CHECK(s % 4 == 1);
   for (uint64_t s : seeds) CHECK(s >= 101);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fuzz merge: seeds of a foreign database anywhere in int64, the merged range without overflow") {
+  auto dir = stax::test::scratch("stax_fuzz_merge_span");
+  auto params_of = [](const std::string& db) {
+    std::map<std::string, std::string> m;
+    sqlite3* h = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    REQUIRE(sqlite3_prepare_v2(h, "SELECT key, value FROM params", -1, &s, nullptr) == SQLITE_OK);
+    while (sqlite3_step(s) == SQLITE_ROW)
+      m[reinterpret_cast<const char*>(sqlite3_column_text(s, 0))] =
+          reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return m;
+  };
+  // (lowest seed, highest seed, the merged count; "" where none fits 64 bits)
+  const struct {
+    const char *lo, *hi, *count;
+  } cases[] = {{"-1", "9223372036854775807", "9223372036854775809"},
+               {"5", "7", "3"},
+               {"-9223372036854775808", "9223372036854775807", ""}};
+  for (const auto& c : cases) {
+    INFO(c.lo << " .. " << c.hi);
+    std::string in = (dir / "in.db").string(), out = (dir / "out.db").string();
+    remove_db(in);
+    remove_db(out);
+    REQUIRE(!stax::oracle::merge_campaigns(in, {}));  // an empty campaign database
+    sqlite3* h = nullptr;
+    REQUIRE(sqlite3_open(in.c_str(), &h) == SQLITE_OK);
+    std::string sql = std::string("INSERT INTO runs(seed) VALUES(") + c.lo + "), (" + c.hi + ");";
+    REQUIRE(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(h);
+    stax::oracle::MergeStats st;
+    REQUIRE(!stax::oracle::merge_campaigns(out, {in}, &st));
+    CHECK(st.runs_added == 2);
+    auto p = params_of(out);
+    CHECK(p["seed"] == c.lo);
+    CHECK(p["count"] == c.count);
+  }
+}
+
+TEST_CASE("fuzz report: refused backend runs of a foreign database summed without overflow") {
+  auto dir = stax::test::scratch("stax_fuzz_report_sum");
+  std::string db = (dir / "in.db").string();
+  const struct {
+    const char* values;
+    int64_t sum;
+  } cases[] = {{"(1, 2), (2, 3)", 5},
+               {"(1, 9223372036854775807), (2, 9223372036854775807)", INT64_MAX},
+               {"(1, -9223372036854775808), (2, -1)", INT64_MIN}};
+  for (const auto& c : cases) {
+    INFO(c.values);
+    remove_db(db);
+    REQUIRE(!stax::oracle::merge_campaigns(db, {}));  // an empty campaign database
+    sqlite3* h = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+    std::string sql = std::string("INSERT INTO runs(seed, backend_skipped) VALUES") + c.values + ";";
+    REQUIRE(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(h);
+    auto r = stax::oracle::campaign_report(db);
+    REQUIRE(std::holds_alternative<json>(r));
+    CHECK(std::get<json>(r)["backend_skipped"].get<int64_t>() == c.sum);
+  }
 }

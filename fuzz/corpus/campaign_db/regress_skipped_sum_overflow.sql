@@ -1,0 +1,2 @@
+CREATE TABLE runs(seed INTEGER PRIMARY KEY, pipeline TEXT, cls TEXT, status TEXT, backends TEXT, note TEXT, backend_skipped INTEGER, t_generate REAL, t_transform REAL, t_check REAL, t_backends REAL, t_shrink REAL, t_prove REAL);
+INSERT INTO runs(seed, backend_skipped) VALUES(1, 9223372036854775807), (2, 9223372036854775807), (3, -9223372036854775808), (4, -9223372036854775808), (5, -9223372036854775808);
