@@ -35,7 +35,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#targets[@]} -gt 0 ] || targets=(stx npy graph rewrite campaign_db)
-if [ ! -x build-sanitize/fuzz/stax_fuzz_stx ] || [ "${STAX_FUZZ_REBUILD:-1}" = 1 ]; then
+missing=0
+for t in "${targets[@]}"; do [ -x "build-sanitize/fuzz/stax_fuzz_$t" ] || missing=1; done
+if [ "$missing" = 1 ] || [ "${STAX_FUZZ_REBUILD:-1}" = 1 ]; then
   bash scripts/setup.sh >/dev/null
   bash scripts/configure_sanitize.sh
   ninja -C build-sanitize $(printf 'stax_fuzz_%s ' "${targets[@]}")
