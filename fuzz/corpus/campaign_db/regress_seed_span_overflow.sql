@@ -11,3 +11,4 @@ INSERT INTO findings VALUES(-1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 
 INSERT INTO finding_files VALUES(-1, '../escape.npy', X'00');
 INSERT INTO finding_files VALUES(-1, '/tmp/absolute.npy', X'00');
 INSERT INTO finding_files VALUES(-1, '', NULL);
+
