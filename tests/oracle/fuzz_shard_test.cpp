@@ -34,6 +34,17 @@ std::vector<uint64_t> seeds_of(const std::string& db, const char* table) {
   return r;
 }
 
+/// An empty campaign database at `db` (as `fuzz merge` creates one), then
+/// `sql` run on it: the rows of a foreign version.
+void foreign_db(const std::string& db, const std::string& sql) {
+  remove_db(db);
+  REQUIRE(!stax::oracle::merge_campaigns(db, {}));
+  sqlite3* h = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+  CHECK(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(h);
+}
+
 }  // namespace
 
 TEST_CASE("shard_block: N contiguous blocks partition the range, the first count%N one seed longer") {
@@ -152,14 +163,8 @@ TEST_CASE("fuzz merge: seeds of a foreign database anywhere in int64, the merged
   for (const auto& c : cases) {
     INFO(c.lo << " .. " << c.hi);
     std::string in = (dir / "in.db").string(), out = (dir / "out.db").string();
-    remove_db(in);
     remove_db(out);
-    REQUIRE(!stax::oracle::merge_campaigns(in, {}));  // an empty campaign database
-    sqlite3* h = nullptr;
-    REQUIRE(sqlite3_open(in.c_str(), &h) == SQLITE_OK);
-    std::string sql = std::string("INSERT INTO runs(seed) VALUES(") + c.lo + "), (" + c.hi + ");";
-    REQUIRE(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(h);
+    foreign_db(in, std::string("INSERT INTO runs(seed) VALUES(") + c.lo + "), (" + c.hi + ");");
     stax::oracle::MergeStats st;
     REQUIRE(!stax::oracle::merge_campaigns(out, {in}, &st));
     CHECK(st.runs_added == 2);
@@ -180,13 +185,7 @@ TEST_CASE("fuzz report: refused backend runs of a foreign database summed withou
                {"(1, -9223372036854775808), (2, -1)", INT64_MIN}};
   for (const auto& c : cases) {
     INFO(c.values);
-    remove_db(db);
-    REQUIRE(!stax::oracle::merge_campaigns(db, {}));  // an empty campaign database
-    sqlite3* h = nullptr;
-    REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
-    std::string sql = std::string("INSERT INTO runs(seed, backend_skipped) VALUES") + c.values + ";";
-    REQUIRE(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(h);
+    foreign_db(db, std::string("INSERT INTO runs(seed, backend_skipped) VALUES") + c.values + ";");
     auto r = stax::oracle::campaign_report(db);
     REQUIRE(std::holds_alternative<json>(r));
     CHECK(std::get<json>(r)["backend_skipped"].get<int64_t>() == c.sum);
