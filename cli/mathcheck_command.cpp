@@ -304,15 +304,16 @@ nlohmann::json check_exhaustive(Fn f, const MathcheckOptions& o, unsigned jobs) 
     const size_t chunk = todo[k];
     Tally t;
     std::vector<float> x(kBlock), out(kBlock);
-    const uint64_t fb0 = math::fallback_count(f, math::Width::F32);
+    const uint64_t fb0 = math::thread_fallback_count(f, math::Width::F32);
     for (size_t base = 0; base < kChunkSize; base += kBlock) {
       for (size_t i = 0; i < kBlock; ++i) x[i] = std::bit_cast<float>(uint32_t(chunk * kChunkSize + base + i));
       math::eval_f32_n(f, kBlock, out.data(), x.data());
       compare_block<float>(f, kBlock, x.data(), nullptr, out.data(), o.against == "host", t);
     }
-    // The counter is shared by the threads: per chunk it is approximate,
-    // the sum over a run without resumes is exact.
-    t.fallbacks = math::fallback_count(f, math::Width::F32) - fb0;
+    // The chunk runs on this thread alone: its own counter is the chunk's
+    // (the shared one also counted the other threads' chunks, which ran
+    // meanwhile, until 2026-12-04).
+    t.fallbacks = math::thread_fallback_count(f, math::Width::F32) - fb0;
     std::lock_guard<std::mutex> lock(mu);
     total.add(t);
     if (state.is_open())

@@ -51,6 +51,9 @@ double mpfr_f64(Fn f, double x, double y = 0.0);
 // path, so the fast path carries no counter.
 enum class Width : uint8_t { F32, F64 };
 uint64_t fallback_count(Fn f, Width w);
+/// The same, counting only the calling thread's fallbacks (never reset): a
+/// worker's own share, exact while other threads fall back too.
+uint64_t thread_fallback_count(Fn f, Width w);
 /// Frees the calling thread's MPFR caches (constants such as pi and log 2
 /// that the slow path computed): a worker thread calls it before it ends,
 /// or they leak with the thread.

@@ -101,9 +101,30 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
       slow[i] = c.slow;                                                                                     \
     }                                                                                                       \
   }
-STAX_F32_BLOCK_VEC(block_vec_avx2, STAX_AVX2, 4, f32::vec::avx2::form)
 STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, f32::vec::avx512::form)
 #undef STAX_F32_BLOCK_VEC
+
+/// The eight-lane register forms the CPU backend's kernels inline
+/// (f32_v8.h), as the block loop of exp and erf on AVX2 hosts: the
+/// interpreter and the compiled kernels then run one text (exp's in-range
+/// form included).
+template <Fn F>
+__attribute__((target(STAX_AVX2))) void block_v8_avx2(size_t n, float* __restrict out, uint32_t* __restrict slow,
+                                                    const float* __restrict x, const float* __restrict,
+                                                    const Tables& T, double pert) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 o;
+    const unsigned fail = f32::v8_avx2_regs<F>(_mm256_loadu_ps(x + i), o, T, pert);
+    _mm256_storeu_ps(out + i, o);
+    for (int j = 0; j < 8; ++j) slow[i + j] = fail >> j & 1u;
+  }
+  for (; i < n; ++i) {
+    Cand c = kernel(F, x[i], 0.0f, T, pert);
+    out[i] = c.out;
+    slow[i] = c.slow;
+  }
+}
 #endif
 
 /// Each function's block loop on this CPU, chosen once: the explicit forms
@@ -119,8 +140,8 @@ const std::array<BlockFn, kNumFns>& host_blocks() {
       b[size_t(Fn::Tanh)] = block_vec_avx512<Fn::Tanh>;
       b[size_t(Fn::Erf)] = block_vec_avx512<Fn::Erf>;
     } else if (f32::host_has_avx2_fma()) {
-      b[size_t(Fn::Exp)] = block_vec_avx2<Fn::Exp>;
-      b[size_t(Fn::Erf)] = block_vec_avx2<Fn::Erf>;
+      b[size_t(Fn::Exp)] = block_v8_avx2<Fn::Exp>;
+      b[size_t(Fn::Erf)] = block_v8_avx2<Fn::Erf>;
     }
 #endif
     return b;

@@ -13,6 +13,7 @@ constexpr std::array<std::string_view, kNumFns> kNames = {
     "exp", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf", "sin", "cos", "pow"};
 
 std::array<std::array<std::atomic<uint64_t>, 2>, kNumFns> g_fallbacks{};
+thread_local std::array<std::array<uint64_t, 2>, kNumFns> t_fallbacks{};
 
 // Evaluates f at precision `prec` with the exponent range of a format whose
 // smallest normal exponent is emin_normal and largest finite exponent is
@@ -85,6 +86,11 @@ void reset_fallback_counts() {
     for (auto& c : per_fn) c.store(0, std::memory_order_relaxed);
 }
 
-void note_fallback(Fn f, Width w) { g_fallbacks[size_t(f)][size_t(w)].fetch_add(1, std::memory_order_relaxed); }
+uint64_t thread_fallback_count(Fn f, Width w) { return t_fallbacks[size_t(f)][size_t(w)]; }
+
+void note_fallback(Fn f, Width w) {
+  g_fallbacks[size_t(f)][size_t(w)].fetch_add(1, std::memory_order_relaxed);
+  ++t_fallbacks[size_t(f)][size_t(w)];
+}
 
 }  // namespace stax::math

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <thread>
 #include <cstring>
 #include <vector>
 
@@ -427,6 +428,64 @@ TEST_CASE("the fallback counter counts the slow path, and only it") {
   CHECK(m::fallback_count(Fn::Pow, m::Width::F32) == 1);
   m::reset_fallback_counts();
   CHECK(m::fallback_count(Fn::Pow, m::Width::F32) == 0);
+}
+
+TEST_CASE("each thread's fallback count is its own (stax mathcheck's chunks)") {
+  // Two threads, each with inputs that must take the slow path (exact
+  // midpoints of pow), at the same time: each sees its own count, the
+  // shared counter both.
+  const float h = 1.0f + 0x1p-12f;
+  const uint64_t shared0 = m::fallback_count(Fn::Pow, m::Width::F32);
+  uint64_t own[2] = {0, 0};
+  auto work = [&](int t, int n) {
+    const uint64_t before = m::thread_fallback_count(Fn::Pow, m::Width::F32);
+    for (int i = 0; i < n; ++i) (void)m::eval_f32(Fn::Pow, h, 2.0f);
+    own[t] = m::thread_fallback_count(Fn::Pow, m::Width::F32) - before;
+  };
+  std::thread a(work, 0, 300), b(work, 1, 500);
+  a.join();
+  b.join();
+  CHECK(own[0] == 300);
+  CHECK(own[1] == 500);
+  const uint64_t shared = m::fallback_count(Fn::Pow, m::Width::F32) - shared0;
+  CHECK(shared == 800);
+  // The deliberately wrong case: the shared counter is not a thread's share.
+  CHECK(shared != own[0]);
+}
+
+TEST_CASE("exp's in-range form (eight lanes, every |x| <= 87) gives MPFR's bits; its wrong fast path is caught") {
+  // Registers whose lanes are all in range take exp_v8_in_range; a register
+  // with one lane outside (a special, or |x| > 87) takes the general form.
+  // Both kinds, and the known hard inputs among easy lanes.
+  std::vector<float> xs;
+  std::mt19937 g(17);
+  std::uniform_real_distribution<float> wide(-87.0f, 87.0f), narrow(-0.05f, 0.05f);
+  for (int i = 0; i < 40000; ++i) xs.push_back(i % 2 ? wide(g) : narrow(g));
+  for (float a = -87.0f; a <= 87.0f; a += 0.0625f) xs.push_back(a);  // every table index, both signs of k
+  for (const auto& hi : kHardInputs)
+    if (hi.f == Fn::Exp) xs.push_back(std::bit_cast<float>(hi.bits));
+  xs.resize(xs.size() / 8 * 8);
+  std::vector<float> mixed = xs;
+  const float odd[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity(), 88.5f,
+                       -100.0f, 87.00001f};
+  for (size_t i = 0; i < mixed.size(); i += 64) mixed[i + (i / 64) % 8] = odd[(i / 64) % 5];
+  auto mismatches = [](const std::vector<float>& in) {
+    std::vector<float> out(in.size());
+    m::eval_f32_n(Fn::Exp, in.size(), out.data(), in.data());
+    size_t bad = 0;
+    for (size_t i = 0; i < in.size(); ++i)
+      bad += !same(out[i], m::mpfr_f32(Fn::Exp, in[i])) || bits_of(out[i]) != bits_of(m::eval_f32(Fn::Exp, in[i]));
+    return bad;
+  };
+  CHECK(mismatches(xs) == 0);
+  CHECK(mismatches(mixed) == 0);
+  CHECK(hard_lanes_differ<Fn::Exp>() == 0);
+  // The deliberately wrong case, on in-range registers only: the perturbed
+  // fast path must show.
+  m::testing::set_f32_perturbation(Fn::Exp, 0x1p-30);
+  const size_t wrong = mismatches(xs);
+  m::testing::set_f32_perturbation(Fn::Exp, 0.0);
+  CHECK(wrong > 0);
 }
 
 TEST_CASE("the log reduction stays within the polynomial's range") {
