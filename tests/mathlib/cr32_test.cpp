@@ -466,9 +466,13 @@ TEST_CASE("exp's in-range form (eight lanes, every |x| <= 87) gives MPFR's bits;
     if (hi.f == Fn::Exp) xs.push_back(std::bit_cast<float>(hi.bits));
   xs.resize(xs.size() / 8 * 8);
   std::vector<float> mixed = xs;
-  const float odd[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity(), 88.5f,
-                       -100.0f, 87.00001f};
-  for (size_t i = 0; i < mixed.size(); i += 64) mixed[i + (i / 64) % 8] = odd[(i / 64) % 5];
+  // Lanes the in-range form decides itself (|x| >= 104: +inf or +0) and
+  // lanes that send the register to the general form (NaN, 87 < |x| < 104).
+  const float inf = std::numeric_limits<float>::infinity();
+  const float odd[] = {std::numeric_limits<float>::quiet_NaN(), -inf, 88.5f, -100.0f, 87.00001f, inf, -1e30f,
+                       104.0f, -104.0f, 103.99999f, -103.99999f, 3e38f};
+  constexpr size_t kOdd = sizeof odd / sizeof odd[0];
+  for (size_t i = 0; i < mixed.size(); i += 64) mixed[i + (i / 64) % 8] = odd[(i / 64) % kOdd];
   auto mismatches = [](const std::vector<float>& in) {
     std::vector<float> out(in.size());
     m::eval_f32_n(Fn::Exp, in.size(), out.data(), in.data());
