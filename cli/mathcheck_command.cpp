@@ -186,7 +186,6 @@ void parallel(size_t n, unsigned jobs, Body body) {
   for (unsigned j = 0; j < jobs; ++j)
     ts.emplace_back([&] {
       for (size_t i; (i = next.fetch_add(1)) < n;) body(i);
-      math::free_thread_caches();
     });
   for (auto& t : ts) t.join();
 }

@@ -54,10 +54,6 @@ uint64_t fallback_count(Fn f, Width w);
 /// The same, counting only the calling thread's fallbacks (never reset): a
 /// worker's own share, exact while other threads fall back too.
 uint64_t thread_fallback_count(Fn f, Width w);
-/// Frees the calling thread's MPFR caches (constants such as pi and log 2
-/// that the slow path computed): a worker thread calls it before it ends,
-/// or they leak with the thread.
-void free_thread_caches();
 void reset_fallback_counts();
 void note_fallback(Fn f, Width w);
 

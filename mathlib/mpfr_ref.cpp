@@ -15,6 +15,16 @@ constexpr std::array<std::string_view, kNumFns> kNames = {
 std::array<std::array<std::atomic<uint64_t>, 2>, kNumFns> g_fallbacks{};
 thread_local std::array<std::array<uint64_t, 2>, kNumFns> t_fallbacks{};
 
+// MPFR keeps per-thread caches (constants such as pi and log 2 that the
+// slow path computed); they would leak with the thread. The first slow
+// path a thread takes creates this guard, whose destructor runs at the
+// thread's exit and frees them, so no caller has to remember to.
+struct ThreadCacheGuard {
+  bool used = false;
+  ~ThreadCacheGuard() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
+};
+thread_local ThreadCacheGuard t_cache_guard;
+
 // Evaluates f at precision `prec` with the exponent range of a format whose
 // smallest normal exponent is emin_normal and largest finite exponent is
 // emax, then subnormalizes: the result is the correctly rounded value in
@@ -24,6 +34,7 @@ T mpfr_eval(Fn f, T x, T y, mpfr_prec_t prec, mpfr_exp_t emin, mpfr_exp_t emax) 
   // The exponent range is global state of MPFR (thread-local when MPFR is
   // built thread-safe, as Debian's is); restore it afterwards.
   const mpfr_exp_t old_emin = mpfr_get_emin(), old_emax = mpfr_get_emax();
+  t_cache_guard.used = true;  // constructs this thread's guard
   mpfr_t a, b, r;
   mpfr_init2(a, 64);
   mpfr_init2(b, 64);
@@ -74,8 +85,6 @@ float mpfr_f32(Fn f, float x, float y) { return mpfr_eval<float>(f, x, y, 24, -1
 
 // binary64: smallest subnormal 2^-1074 → emin = -1073, emax = 1024.
 double mpfr_f64(Fn f, double x, double y) { return mpfr_eval<double>(f, x, y, 53, -1073, 1024); }
-
-void free_thread_caches() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
 
 uint64_t fallback_count(Fn f, Width w) {
   return g_fallbacks[size_t(f)][size_t(w)].load(std::memory_order_relaxed);

@@ -3,18 +3,10 @@
 #include <map>
 #include <memory>
 
-#include "mathlib/crmath.h"
-
 namespace stax::backends::cpu {
 
 ThreadPool::ThreadPool(int threads) {
-  // A worker that ran a correctly rounded function's slow path holds
-  // MPFR's caches of its own; they go with the thread.
-  for (int i = 1; i < threads; ++i)
-    workers_.emplace_back([this] {
-      work();
-      math::free_thread_caches();
-    });
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
 }
 
 ThreadPool::~ThreadPool() {
