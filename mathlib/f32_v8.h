@@ -29,6 +29,8 @@ template <Fn F>
     o = _mm256_set_m128(hi, lo);
     return fail;
   } else {
+    unsigned fail;
+    if (vec::avx2::erf_v8_small(xv, o, fail, T, pert)) return fail;
     return vec::avx2::erf_v(xv, o, T, pert);
   }
 }

@@ -492,6 +492,42 @@ TEST_CASE("exp's in-range form (eight lanes, every |x| <= 87) gives MPFR's bits;
   CHECK(wrong > 0);
 }
 
+TEST_CASE("erf's eight-lane polynomial form (every |x| <= 2) gives MPFR's bits; its wrong fast path is caught") {
+  // Registers whose lanes are all 0 or 2^-126 <= |x| <= 2 take
+  // erf_v8_small and its test on the bits; a register with a NaN, a
+  // subnormal or |x| > 2 takes erf_v. Both kinds, and the hard inputs.
+  std::vector<float> xs;
+  std::mt19937 g(23);
+  std::normal_distribution<float> gelu(0.0f, 0.70710677f);
+  std::uniform_real_distribution<float> unit(-2.0f, 2.0f);
+  for (int i = 0; i < 40000; ++i) xs.push_back(i % 2 ? gelu(g) : unit(g));
+  for (float a : {0.0f, -0.0f, 0x1p-126f, -0x1p-126f, 0x1.000002p-126f, 1e-30f, 2.0f, -2.0f, 1.9999999f, 0.5f})
+    xs.push_back(a);
+  for (const auto& hi : kHardInputs)
+    if (hi.f == Fn::Erf) xs.push_back(std::bit_cast<float>(hi.bits));
+  xs.resize(xs.size() / 8 * 8);
+  std::vector<float> mixed = xs;
+  const float odd[] = {std::numeric_limits<float>::quiet_NaN(), 0x1p-127f, -0x1p-149f, 2.0000002f, -3.5f,
+                       std::numeric_limits<float>::infinity()};
+  constexpr size_t kOdd = sizeof odd / sizeof odd[0];
+  for (size_t i = 0; i < mixed.size(); i += 64) mixed[i + (i / 64) % 8] = odd[(i / 64) % kOdd];
+  auto mismatches = [](const std::vector<float>& in) {
+    std::vector<float> out(in.size());
+    m::eval_f32_n(Fn::Erf, in.size(), out.data(), in.data());
+    size_t bad = 0;
+    for (size_t i = 0; i < in.size(); ++i)
+      bad += !same(out[i], m::mpfr_f32(Fn::Erf, in[i])) || bits_of(out[i]) != bits_of(m::eval_f32(Fn::Erf, in[i]));
+    return bad;
+  };
+  CHECK(mismatches(xs) == 0);
+  CHECK(mismatches(mixed) == 0);
+  CHECK(hard_lanes_differ<Fn::Erf>() == 0);
+  m::testing::set_f32_perturbation(Fn::Erf, 0x1p-30);
+  const size_t wrong = mismatches(xs);
+  m::testing::set_f32_perturbation(Fn::Erf, 0.0);
+  CHECK(wrong > 0);
+}
+
 TEST_CASE("the log reduction stays within the polynomial's range") {
   // f32_kernels.h's log bound assumes |r| <= 2^-8 + 2^-14.
   CHECK(stax::math::f32::tables().log_max_r <= 0x1p-8 + 0x1p-14);
