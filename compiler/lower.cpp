@@ -219,6 +219,7 @@ struct Interp {
     detail::RuleEnv env;
     env.ref = [this](const std::string& n) { return val.at(n); };
     env.is_realized = [this](const std::string& n) { return in_memory.count(n) > 0; };
+    env.max_packed_fold = opt.device.gpu ? 0 : 1024;
     env.in_memory = [this](const std::string& n, const std::string& why) {
       realize(n, "a user needs it in memory: " + why);
       return n;

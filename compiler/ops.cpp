@@ -440,14 +440,14 @@ bool last_dim_strided(const Expr& e) {
 /// Rows of a product from which its strided second operand is copied first.
 constexpr int64_t kMinRowsToCopy = 16;
 
-/// Operand i of a matrix product, each of whose elements the product reads
-/// `reuse` times. Beyond the text's rules (6.6 decides by the number of
+/// Operand i of a matrix product over `fold` terms, each of whose elements
+/// the product reads `reuse` times. Beyond the text's rules (6.6 decides by the number of
 /// users, not by how often one user reads an element): an operand that
 /// computes anything is realized, so that its work (a GELU's erf, a
 /// gradient's sums) is done once per element rather than once per term of
 /// the product; inlined, a [64, 256] GELU under a 64-column product ran its
 /// erf 64 times an element. Exact either way (Prop. 6.1).
-Expr product_operand(const Args& a, size_t i, int64_t reuse) {
+Expr product_operand(const Args& a, size_t i, int64_t reuse, int64_t fold) {
   Expr e = a.tensor(i);
   const std::string& name = a.at(i).get<std::string>();
   if (reuse >= 2 && computes(e))
@@ -455,8 +455,13 @@ Expr product_operand(const Args& a, size_t i, int64_t reuse) {
                                                "', which reads each element " + std::to_string(reuse) + " times"));
   // The second operand's columns are the lanes of the product's
   // accumulators (the CPU backend's blocked lanes): read through a
-  // transpose, each lane is a gather; a contiguous copy is one pass.
-  if (i == 1 && reuse >= kMinRowsToCopy && last_dim_strided(e))
+  // transpose, each lane is a gather; a contiguous copy is one pass. Not
+  // where the code generator packs the operand itself (RuleEnv::
+  // max_packed_fold): the copy would be a pass over it for nothing (the
+  // transformer block's forward and backward at 256x256x1024: 10 copies,
+  // 1.3-2 ms of 28).
+  const bool packed = a.env.max_packed_fold > 0 && fold >= 32 && fold <= a.env.max_packed_fold && reuse % 2 == 0;
+  if (i == 1 && reuse >= kMinRowsToCopy && !packed && last_dim_strided(e))
     return a.env.ref(a.env.in_memory(name, "beyond 6.6: the second operand of the matrix product '" + a.n.name +
                                                "', read along its rows with a stride by " + std::to_string(reuse) +
                                                " rows, copied contiguous"));
@@ -471,7 +476,8 @@ Rule matmul(bool batched) {
     const Shape& sx = x->type.shape;
     const Shape& sy = y->type.shape;
     int64_t n = sy.empty() ? 1 : sy.back(), m = sx.size() < 2 ? 1 : sx[sx.size() - 2];
-    return matmul_red(product_operand(a, 0, n), product_operand(a, 1, m), batched);
+    const int64_t k = sx.empty() ? 1 : sx.back();
+    return matmul_red(product_operand(a, 0, n, k), product_operand(a, 1, m, k), batched);
   };
 }
 

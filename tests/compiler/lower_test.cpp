@@ -219,17 +219,23 @@ output act
 TEST_CASE("a transposed second operand of a matrix product with 16 rows or more is copied row-major (beyond 6.6)",
           "[compiler]") {
   // y = a @ t(b) over 32 rows: its lanes (b's rows) would each be a gather;
-  // z = c @ t(b) over 8 rows keeps the view.
+  // z = c @ t(b) over 8 rows keeps the view. w = e @ t(f) over 32 rows and
+  // 64 terms keeps it on the CPU, whose backend packs such an operand a
+  // column block at a time (RuleEnv::max_packed_fold), and copies it for
+  // a GPU.
   auto g = parse_graph(R"({"inputs": [{"name": "a", "dtype": "f32", "shape": [32, 24]},
-      {"name": "b", "dtype": "f32", "shape": [40, 24]}, {"name": "c", "dtype": "f32", "shape": [8, 24]}],
+      {"name": "b", "dtype": "f32", "shape": [40, 24]}, {"name": "c", "dtype": "f32", "shape": [8, 24]},
+      {"name": "e", "dtype": "f32", "shape": [32, 64]}, {"name": "f", "dtype": "f32", "shape": [40, 64]}],
     "nodes": [{"name": "bt", "op": "t.default", "args": ["b"]},
       {"name": "y", "op": "matmul.default", "args": ["a", "bt"]},
       {"name": "bt2", "op": "t.default", "args": ["b"]},
-      {"name": "z", "op": "matmul.default", "args": ["c", "bt2"]}],
-    "outputs": ["y", "z"]})");
+      {"name": "z", "op": "matmul.default", "args": ["c", "bt2"]},
+      {"name": "ft", "op": "t.default", "args": ["f"]},
+      {"name": "w", "op": "matmul.default", "args": ["e", "ft"]}],
+    "outputs": ["y", "z", "w"]})");
   REQUIRE(std::holds_alternative<Graph>(g));
-  auto lower = [&](bool eager) {
-    auto l = lower_graph(std::get<Graph>(g), {std::get<Device>(parse_device("cpu")), eager});
+  auto lower = [&](bool eager, const char* device = "cpu") {
+    auto l = lower_graph(std::get<Graph>(g), {std::get<Device>(parse_device(device)), eager});
     REQUIRE(std::holds_alternative<Lowered>(l));
     return std::get<Lowered>(l);
   };
@@ -240,6 +246,12 @@ TEST_CASE("a transposed second operand of a matrix product with 16 rows or more 
   CHECK(test::contains(decision("bt")->reason, "the second operand of the matrix product 'y'"));
   REQUIRE(decision("bt2") != nullptr);
   CHECK(!decision("bt2")->realized);
+  REQUIRE(decision("ft") != nullptr);
+  CHECK(!decision("ft")->realized);
+  Lowered gpu = lower(false, "gpu");
+  REQUIRE(decision_of(gpu, "ft") != nullptr);
+  CHECK(decision_of(gpu, "ft")->realized);
+  CHECK(test::contains(decision_of(gpu, "ft")->reason, "the second operand of the matrix product 'w'"));
   // The layout pass keeps the copy row-major (in the order of its reads it
   // would be b again), so y reads it along its rows.
   bool kept = false;
