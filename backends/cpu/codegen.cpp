@@ -252,9 +252,40 @@ void Emitter::emit_pointwise(const KernelShape& ks, Value* begin, Value* end) {
     body();
     return;
   }
+  if (ks.tile > 0) return tiled_pointwise(ks.tile, begin, end, idx, body);
   loop(begin, end, [&](Value* i0) {
     idx.push_back(i0);
     nest(s, 1, idx, body);
+    idx.pop_back();
+  });
+}
+
+void Emitter::tiled_pointwise(int64_t T, Value* begin, Value* end, std::vector<Value*>& idx,
+                              const std::function<void()>& body) {
+  const Shape& s = spec_.types[0].shape;
+  const size_t n = s.size();
+  // The tiles of the last two dimensions from the tile row rt, row by row
+  // within a tile.
+  auto tile_row = [&](Value* rt) {
+    Value* r0 = b_.CreateMul(rt, i64(T));
+    loop(i64(0), i64(s[n - 1] / T), [&](Value* ct) {
+      Value* c0 = b_.CreateMul(ct, i64(T));
+      loop(i64(0), i64(T), [&](Value* rr) {
+        idx.push_back(b_.CreateAdd(r0, rr));
+        loop(i64(0), i64(T), [&](Value* cc) {
+          idx.push_back(b_.CreateAdd(c0, cc));
+          body();
+          idx.pop_back();
+        });
+        idx.pop_back();
+      });
+    });
+  };
+  if (n == 2) return loop(begin, end, tile_row);  // the range counts tile rows
+  const Shape outer(s.begin(), s.end() - 2);
+  loop(begin, end, [&](Value* i0) {
+    idx.push_back(i0);
+    nest(outer, 1, idx, [&]() { loop(i64(0), i64(s[n - 2] / T), tile_row); });
     idx.pop_back();
   });
 }

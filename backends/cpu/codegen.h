@@ -67,6 +67,14 @@ struct KernelShape {
   /// kernel's range counts blocks of rows.
   bool transposed = false;
   bool pack() const { return !packed.empty(); }
+  /// A pointwise kernel of rank 2 or more that reads an operand through a
+  /// transpose (the innermost index of the read steps with the row, not
+  /// with the column): its last two dimensions are stepped in tile x tile
+  /// blocks, so that a block reads `tile` lines of that operand and writes
+  /// `tile` lines of the output instead of one line an element (a
+  /// [2048, 2048] transpose ran at 1 GB/s). With rank 2 the kernel's range
+  /// counts blocks of rows. 0: no tiles.
+  int64_t tile = 0;
   int64_t parallel_extent = 1;  ///< the kernel's range is [0, parallel_extent)
   /// Work (output elements times fold steps) below kMaxWholeWork: the
   /// kernel is only ever run as one task over [0, parallel_extent), and its
@@ -80,6 +88,8 @@ KernelShape kernel_shape(const KernelSpec& s);
 int64_t kernel_work(const KernelSpec& s);
 /// Rows of a transposed fold (KernelShape::transposed), and the tile size.
 inline constexpr int64_t kTransposeLanes = 8;
+/// The side of a pointwise kernel's tiles (KernelShape::tile).
+inline constexpr int64_t kPointwiseTile = 16;
 
 /// The text that determines the emitted code (the compile cache's key).
 std::string kernel_key(const KernelSpec& s);

@@ -106,6 +106,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.row_block = ks.row_block;
     r.pack = ks.pack();
     r.transposed = ks.transposed;
+    r.tile = ks.tile;
     r.whole = ks.whole;
     r.parallel_extent = ks.parallel_extent;
     r.bytes_written = type_bytes(spec.types[0]);

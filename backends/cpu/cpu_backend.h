@@ -49,6 +49,7 @@ struct KernelReport {
   int64_t lane_block = 0, row_block = 1;  ///< KernelShape's
   bool pack = false;                      ///< KernelShape's
   bool transposed = false;                ///< KernelShape's
+  int64_t tile = 0;                       ///< KernelShape's
   bool whole = false;                     ///< KernelShape's: one task, constant bounds
   int64_t parallel_extent = 1;
   int chain = -1;          ///< the kernel chain it runs in (CompiledProgram's, in order), -1: none

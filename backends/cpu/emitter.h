@@ -245,6 +245,10 @@ class Emitter {
   /// two-vector shuffles, the first two within 4-element halves.
   std::vector<Value*> transpose(std::vector<Value*> rows);
   void transposed_fold(const RedE& r, Value* begin, Value* end);
+  /// A pointwise kernel's last two dimensions in T x T tiles
+  /// (KernelShape::tile), `body` at each index.
+  void tiled_pointwise(int64_t T, Value* begin, Value* end, std::vector<Value*>& idx,
+                       const std::function<void()>& body);
 
   // ---- loops: `for (i = lo; i < hi; ++i) body(i)`
   /// `unroll_full`: llvm.loop.unroll.full on the back edge (the pipeline

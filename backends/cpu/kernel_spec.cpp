@@ -124,19 +124,23 @@ struct DependenceDomain {
 };
 
 /// The dependences of the index of each buffer read of `e`, read at
-/// indices whose dependences are `vars`.
-void read_masks(const Expr& e, const std::vector<uint64_t>& vars, std::vector<uint64_t>& out) {
+/// indices whose dependences are `vars`; with `innermost`, of the read's
+/// innermost index only (its position along the buffer's lines).
+void read_masks(const Expr& e, const std::vector<uint64_t>& vars, std::vector<uint64_t>& out,
+                bool innermost = false) {
   if (std::holds_alternative<NameE>(e->p)) {
     uint64_t m = 0;
-    for (uint64_t v : vars) m |= v;
+    if (innermost) m = vars.empty() ? 0 : vars.back();
+    else
+      for (uint64_t v : vars) m |= v;
     out.push_back(m);
   } else if (const auto* v = std::get_if<ViewE>(&e->p)) {
     DependenceDomain dom{vars};
     std::vector<uint64_t> at;
     for (const IExpr& x : v->map.exprs) at.push_back(eval_iexpr(x, dom));
-    read_masks(v->src, at, out);
+    read_masks(v->src, at, out, innermost);
   } else if (const auto* m = std::get_if<MapE>(&e->p)) {
-    for (const Expr& a : m->args) read_masks(a, vars, out);
+    for (const Expr& a : m->args) read_masks(a, vars, out, innermost);
   }
 }
 
@@ -201,6 +205,32 @@ bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
   return true;
 }
 
+/// Output elements from which a pointwise kernel with a transposed read is
+/// tiled (KernelShape::tile): smaller ones fit in the cache anyway.
+constexpr int64_t kMinTileElements = int64_t(1) << 14;
+
+/// KernelShape::tile for a pointwise kernel computing `e` over `out`.
+bool tile_pointwise(KernelShape& k, const Shape& out, const Expr& e) {
+  constexpr int64_t T = kPointwiseTile;
+  const size_t n = out.size();
+  if (n < 2 || out[n - 1] % T != 0 || out[n - 2] % T != 0 || num_elements(out) < kMinTileElements) return false;
+  std::vector<uint64_t> vars(n, 0);
+  vars[n - 2] = 1;  // the row
+  vars[n - 1] = 2;  // the column
+  // A transposed read: its innermost index steps with the row only, and
+  // the read steps with the column (a row's broadcast value, which reads
+  // one element a row, is not one).
+  std::vector<uint64_t> inner, all;
+  read_masks(e, vars, inner, /*innermost=*/true);
+  read_masks(e, vars, all);
+  bool transposed = false;
+  for (size_t i = 0; i < inner.size(); ++i) transposed = transposed || (inner[i] == 1 && (all[i] & 2) != 0);
+  if (!transposed) return false;
+  k.tile = T;
+  k.parallel_extent = n == 2 ? out[0] / T : out[0];
+  return true;
+}
+
 /// kernel_shape but for `whole`.
 KernelShape range_shape(const KernelSpec& s) {
   KernelShape k;
@@ -225,6 +255,7 @@ KernelShape range_shape(const KernelSpec& s) {
       return k;
     }
   }
+  if (!std::holds_alternative<RedE>(s.expr->p) && tile_pointwise(k, out, s.expr)) return k;
   k.parallel_extent = out.empty() ? 1 : out[0];
   return k;
 }

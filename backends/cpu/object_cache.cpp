@@ -24,9 +24,10 @@ namespace {
 /// Bumped whenever the entry layout, the kernels' calling convention or the
 /// meaning of a kernel's range changes (v2: a range may count blocks of
 /// rows; v3: so may a rank-1 fold's, KernelShape::transposed; v4: a small
-/// kernel takes its whole range only, KernelShape::whole), so that old
-/// entries miss.
-constexpr const char* kFormat = "stax-jit-object-v4";
+/// kernel takes its whole range only, KernelShape::whole; v5: a rank-2
+/// pointwise kernel's may count blocks of rows, KernelShape::tile), so that
+/// old entries miss.
+constexpr const char* kFormat = "stax-jit-object-v5";
 constexpr char kMagic[8] = {'S', 'T', 'A', 'X', 'J', 'I', 'T', '1'};
 
 std::array<uint8_t, 32> sha256(const std::string& a, const std::string& b) {

@@ -364,6 +364,55 @@ TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, trans
         "");
 }
 
+TEST_CASE("tiled pointwise kernels: a transposed read is stepped in 16 x 16 tiles") {
+  // A pointwise kernel that reads an operand through a transpose steps its
+  // last two dimensions a tile at a time (each tile reads 16 lines of the
+  // operand); every element is still computed by the same expression.
+  struct Case {
+    std::string program;
+    int64_t tile;
+    int64_t extent;
+  };
+  const Case cases[] = {
+      {"input x : f32[256, 128]\nlet t : f32[128, 256] = view(x, [128, 256], (i, j) -> (j, i))\noutput t\n", 16, 8},
+      // Batched (the heads of attention): the range counts the batch.
+      {"input x : f32[4, 64, 128]\nlet t : f32[4, 128, 64] = view(x, [4, 128, 64], (b, i, j) -> (b, j, i))\n"
+       "output t\n",
+       16, 4},
+      // A transposed read beside a row-wise one and a row broadcast, with
+      // products whose rounding shows.
+      {"input x : f32[256, 128]\ninput y : f32[128, 256]\ninput m : f32[128]\nlet z : f32[128, 256] = "
+       "map(fn(a, b, c) => add(mul(a, b), c), view(x, [128, 256], (i, j) -> (j, i)), y, "
+       "view(m, [128, 256], (i, j) -> (i)))\noutput z\n",
+       16, 8},
+      {"input x : f64[128, 256]\nlet t : f64[256, 128] = view(x, [256, 128], (i, j) -> (j, i))\noutput t\n", 16, 16},
+      {"input x : f16[128, 256]\nlet t : f16[256, 128] = map(fn(a) => mul(a, a), view(x, [256, 128], (i, j) -> "
+       "(j, i)))\noutput t\n",
+       16, 16},
+      {"input x : i32[128, 256]\nlet t : i32[256, 128] = map(fn(a) => mul(a, 3), view(x, [256, 128], (i, j) -> "
+       "(j, i)))\noutput t\n",
+       16, 16},
+      // Not tiled: a row-wise read with a row broadcast (softmax's last
+      // kernel), sides not multiples of 16, and a small transpose.
+      {"input x : f32[128, 256]\ninput s : f32[128]\nlet y : f32[128, 256] = map(fn(a, c) => div(a, c), x, "
+       "view(s, [128, 256], (i, j) -> (i)))\noutput y\n",
+       0, 128},
+      {"input x : f32[250, 128]\nlet t : f32[128, 250] = view(x, [128, 250], (i, j) -> (j, i))\noutput t\n", 0, 128},
+      {"input x : f32[64, 64]\nlet t : f32[64, 64] = view(x, [64, 64], (i, j) -> (j, i))\noutput t\n", 0, 64},
+  };
+  for (const Case& c : cases) {
+    INFO(c.program);
+    Program p = parse(c.program);
+    const cpu::KernelReport k = only_kernel(p);
+    CHECK(k.tile == c.tile);
+    CHECK(k.parallel_extent == c.extent);
+    CHECK(difference_all_ways(p, 53) == "");
+  }
+  // The deliberately wrong kernel: a*b+c fused, in a tiled kernel.
+  ScopedMutant m("fma-contract");
+  CHECK(difference(parse(cases[2].program), 53, 1) != "");
+}
+
 TEST_CASE("every codegen mutant is caught by the bit-for-bit comparison") {
   struct Case {
     const char* mutant;
