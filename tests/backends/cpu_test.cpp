@@ -63,6 +63,15 @@ Program transformed(const Program& p, const std::string& spec) {
 
 Program parse(const std::string& s) { return test::parse_ok(s, "<cpu-test>"); }
 
+/// The report of the one kernel `program` compiles to, after checking its
+/// bits against the interpreter's all ways (seeds s, s + 1, s + 2).
+cpu::KernelReport checked_kernel(const std::string& program, uint64_t s) {
+  INFO(program);
+  Program p = parse(program);
+  CHECK(difference_all_ways(p, s) == "");
+  return only_kernel(p);
+}
+
 }  // namespace
 
 TEST_CASE("every example runs bit-identically on the CPU backend, 1 and 2 threads") {
@@ -347,14 +356,12 @@ TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, trans
   };
   for (const Case& c : cases) {
     INFO(c.program);
-    Program p = parse(c.program);
-    const cpu::KernelReport k = only_kernel(p);
+    const cpu::KernelReport k = checked_kernel(c.program, 51);
     CHECK(k.transposed == c.transposed);
     CHECK(k.lanes == c.transposed);
     CHECK(!k.pack);
     CHECK(k.parallel_extent == c.extent);
     CHECK(k.row_block == 1);
-    CHECK(difference_all_ways(p, 51) == "");
   }
   // The deliberately wrong fold: max without its NaN rule, on a read and
   // on a block of 8 rows of 1024.
@@ -402,11 +409,9 @@ TEST_CASE("tiled pointwise kernels: a transposed read is stepped in 16 x 16 tile
   };
   for (const Case& c : cases) {
     INFO(c.program);
-    Program p = parse(c.program);
-    const cpu::KernelReport k = only_kernel(p);
+    const cpu::KernelReport k = checked_kernel(c.program, 53);
     CHECK(k.tile == c.tile);
     CHECK(k.parallel_extent == c.extent);
-    CHECK(difference_all_ways(p, 53) == "");
   }
   // The deliberately wrong kernel: a*b+c fused, in a tiled kernel.
   ScopedMutant m("fma-contract");

@@ -453,6 +453,35 @@ TEST_CASE("each thread's fallback count is its own (stax mathcheck's chunks)") {
   CHECK(shared != own[0]);
 }
 
+/// An eight-lane register form of F against MPFR and eval_f32 on `xs`
+/// (whole registers), and on `xs` with one lane in each register of 64
+/// elements replaced by a value of `odd` in turn; then the deliberately
+/// wrong case: the test hook's perturbation of F's fast path must show on
+/// `xs`.
+template <Fn F>
+void check_eight_lane_form(std::vector<float> xs, const std::vector<float>& odd) {
+  for (const auto& hi : kHardInputs)
+    if (hi.f == F) xs.push_back(std::bit_cast<float>(hi.bits));
+  xs.resize(xs.size() / 8 * 8);
+  std::vector<float> mixed = xs;
+  for (size_t i = 0; i < mixed.size(); i += 64) mixed[i + (i / 64) % 8] = odd[(i / 64) % odd.size()];
+  auto mismatches = [](const std::vector<float>& in) {
+    std::vector<float> out(in.size());
+    m::eval_f32_n(F, in.size(), out.data(), in.data());
+    size_t bad = 0;
+    for (size_t i = 0; i < in.size(); ++i)
+      bad += !same(out[i], m::mpfr_f32(F, in[i])) || bits_of(out[i]) != bits_of(m::eval_f32(F, in[i]));
+    return bad;
+  };
+  CHECK(mismatches(xs) == 0);
+  CHECK(mismatches(mixed) == 0);
+  CHECK(hard_lanes_differ<F>() == 0);
+  m::testing::set_f32_perturbation(F, 0x1p-30);
+  const size_t wrong = mismatches(xs);
+  m::testing::set_f32_perturbation(F, 0.0);
+  CHECK(wrong > 0);
+}
+
 TEST_CASE("exp's in-range form (eight lanes, every |x| <= 87) gives MPFR's bits; its wrong fast path is caught") {
   // Registers whose lanes are all in range take exp_v8_in_range; a register
   // with one lane outside (a special, or |x| > 87) takes the general form.
@@ -462,34 +491,12 @@ TEST_CASE("exp's in-range form (eight lanes, every |x| <= 87) gives MPFR's bits;
   std::uniform_real_distribution<float> wide(-87.0f, 87.0f), narrow(-0.05f, 0.05f);
   for (int i = 0; i < 40000; ++i) xs.push_back(i % 2 ? wide(g) : narrow(g));
   for (float a = -87.0f; a <= 87.0f; a += 0.0625f) xs.push_back(a);  // every table index, both signs of k
-  for (const auto& hi : kHardInputs)
-    if (hi.f == Fn::Exp) xs.push_back(std::bit_cast<float>(hi.bits));
-  xs.resize(xs.size() / 8 * 8);
-  std::vector<float> mixed = xs;
   // Lanes the in-range form decides itself (|x| >= 104: +inf or +0) and
-  // lanes that send the register to the general form (NaN, 87 < |x| < 104).
+  // lanes that send the register to the general form (NaN, 87 < |x| < 104);
+  // the deliberately wrong case on in-range registers only.
   const float inf = std::numeric_limits<float>::infinity();
-  const float odd[] = {std::numeric_limits<float>::quiet_NaN(), -inf, 88.5f, -100.0f, 87.00001f, inf, -1e30f,
-                       104.0f, -104.0f, 103.99999f, -103.99999f, 3e38f};
-  constexpr size_t kOdd = sizeof odd / sizeof odd[0];
-  for (size_t i = 0; i < mixed.size(); i += 64) mixed[i + (i / 64) % 8] = odd[(i / 64) % kOdd];
-  auto mismatches = [](const std::vector<float>& in) {
-    std::vector<float> out(in.size());
-    m::eval_f32_n(Fn::Exp, in.size(), out.data(), in.data());
-    size_t bad = 0;
-    for (size_t i = 0; i < in.size(); ++i)
-      bad += !same(out[i], m::mpfr_f32(Fn::Exp, in[i])) || bits_of(out[i]) != bits_of(m::eval_f32(Fn::Exp, in[i]));
-    return bad;
-  };
-  CHECK(mismatches(xs) == 0);
-  CHECK(mismatches(mixed) == 0);
-  CHECK(hard_lanes_differ<Fn::Exp>() == 0);
-  // The deliberately wrong case, on in-range registers only: the perturbed
-  // fast path must show.
-  m::testing::set_f32_perturbation(Fn::Exp, 0x1p-30);
-  const size_t wrong = mismatches(xs);
-  m::testing::set_f32_perturbation(Fn::Exp, 0.0);
-  CHECK(wrong > 0);
+  check_eight_lane_form<Fn::Exp>(xs, {std::numeric_limits<float>::quiet_NaN(), -inf, 88.5f, -100.0f, 87.00001f, inf,
+                                      -1e30f, 104.0f, -104.0f, 103.99999f, -103.99999f, 3e38f});
 }
 
 TEST_CASE("erf's eight-lane polynomial form (every |x| <= 2) gives MPFR's bits; its wrong fast path is caught") {
@@ -503,29 +510,8 @@ TEST_CASE("erf's eight-lane polynomial form (every |x| <= 2) gives MPFR's bits; 
   for (int i = 0; i < 40000; ++i) xs.push_back(i % 2 ? gelu(g) : unit(g));
   for (float a : {0.0f, -0.0f, 0x1p-126f, -0x1p-126f, 0x1.000002p-126f, 1e-30f, 2.0f, -2.0f, 1.9999999f, 0.5f})
     xs.push_back(a);
-  for (const auto& hi : kHardInputs)
-    if (hi.f == Fn::Erf) xs.push_back(std::bit_cast<float>(hi.bits));
-  xs.resize(xs.size() / 8 * 8);
-  std::vector<float> mixed = xs;
-  const float odd[] = {std::numeric_limits<float>::quiet_NaN(), 0x1p-127f, -0x1p-149f, 2.0000002f, -3.5f,
-                       std::numeric_limits<float>::infinity()};
-  constexpr size_t kOdd = sizeof odd / sizeof odd[0];
-  for (size_t i = 0; i < mixed.size(); i += 64) mixed[i + (i / 64) % 8] = odd[(i / 64) % kOdd];
-  auto mismatches = [](const std::vector<float>& in) {
-    std::vector<float> out(in.size());
-    m::eval_f32_n(Fn::Erf, in.size(), out.data(), in.data());
-    size_t bad = 0;
-    for (size_t i = 0; i < in.size(); ++i)
-      bad += !same(out[i], m::mpfr_f32(Fn::Erf, in[i])) || bits_of(out[i]) != bits_of(m::eval_f32(Fn::Erf, in[i]));
-    return bad;
-  };
-  CHECK(mismatches(xs) == 0);
-  CHECK(mismatches(mixed) == 0);
-  CHECK(hard_lanes_differ<Fn::Erf>() == 0);
-  m::testing::set_f32_perturbation(Fn::Erf, 0x1p-30);
-  const size_t wrong = mismatches(xs);
-  m::testing::set_f32_perturbation(Fn::Erf, 0.0);
-  CHECK(wrong > 0);
+  check_eight_lane_form<Fn::Erf>(xs, {std::numeric_limits<float>::quiet_NaN(), 0x1p-127f, -0x1p-149f, 2.0000002f,
+                                      -3.5f, std::numeric_limits<float>::infinity()});
 }
 
 TEST_CASE("the log reduction stays within the polynomial's range") {
