@@ -441,12 +441,12 @@ bool last_dim_strided(const Expr& e) {
 constexpr int64_t kMinRowsToCopy = 16;
 
 /// Operand i of a matrix product over `fold` terms, each of whose elements
-/// the product reads `reuse` times. Beyond the text's rules (6.6 decides by the number of
-/// users, not by how often one user reads an element): an operand that
-/// computes anything is realized, so that its work (a GELU's erf, a
-/// gradient's sums) is done once per element rather than once per term of
-/// the product; inlined, a [64, 256] GELU under a 64-column product ran its
-/// erf 64 times an element. Exact either way (Prop. 6.1).
+/// the product reads `reuse` times. Beyond the text's rules (6.6 decides by
+/// the number of users, not by how often one user reads an element): an
+/// operand that computes anything is realized, so that its work (a GELU's
+/// erf, a gradient's sums) is done once per element rather than once per
+/// term of the product; inlined, a [64, 256] GELU under a 64-column product
+/// ran its erf 64 times an element. Exact either way (Prop. 6.1).
 Expr product_operand(const Args& a, size_t i, int64_t reuse, int64_t fold) {
   Expr e = a.tensor(i);
   const std::string& name = a.at(i).get<std::string>();
@@ -460,7 +460,8 @@ Expr product_operand(const Args& a, size_t i, int64_t reuse, int64_t fold) {
   // max_packed_fold): the copy would be a pass over it for nothing (the
   // transformer block's forward and backward at 256x256x1024: 10 copies,
   // 1.3-2 ms of 28).
-  const bool packed = a.env.max_packed_fold > 0 && fold >= 32 && fold <= a.env.max_packed_fold && reuse % 2 == 0;
+  const bool packed =
+      a.env.max_packed_fold > 0 && fold >= kMinPackedFold && fold <= a.env.max_packed_fold && reuse % 2 == 0;
   if (i == 1 && reuse >= kMinRowsToCopy && !packed && last_dim_strided(e))
     return a.env.ref(a.env.in_memory(name, "beyond 6.6: the second operand of the matrix product '" + a.n.name +
                                                "', read along its rows with a stride by " + std::to_string(reuse) +

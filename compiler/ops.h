@@ -17,6 +17,10 @@ struct NodeError {
   std::string message;
 };
 
+/// The shortest fold of a product whose operands the CPU backend packs
+/// (its row blocks' kMinRowFold, backends/cpu/kernel_spec.cpp).
+inline constexpr int64_t kMinPackedFold = 32;
+
 /// What a rule may ask of the graph interpreter.
 struct RuleEnv {
   /// The expression of a referenced input or node: its name when it is in
@@ -27,13 +31,12 @@ struct RuleEnv {
   std::function<std::string(const std::string&, const std::string& why)> in_memory;
   /// Whether the referenced value is already in memory.
   std::function<bool(const std::string&)> is_realized;
-  /// The longest fold of a matrix product with an even number of rows and
-  /// a fold of 32 or more whose second operand the device's code generator
-  /// packs itself, a
-  /// column block at a time into contiguous scratch (the CPU backend's row
-  /// blocks: fold x lanes <= 65,536 elements, lanes 16 with AVX2 and 64
-  /// with AVX-512, so 1,024 on either; backends/cpu/kernel_spec.cpp); 0 when
-  /// it packs none.
+  /// The longest fold of a matrix product (with an even number of rows and
+  /// a fold of kMinPackedFold or more) whose second operand the device's
+  /// code generator packs itself, a column block at a time into contiguous
+  /// scratch (the CPU backend's row blocks: fold x lanes <= 65,536
+  /// elements, lanes 16 with AVX2 and 64 with AVX-512, so 1,024 on either;
+  /// backends/cpu/kernel_spec.cpp); 0 when it packs none.
   int64_t max_packed_fold = 0;
 };
 

@@ -30,7 +30,7 @@ template <Fn F>
     return fail;
   } else {
     unsigned fail;
-    if (vec::avx2::erf_v8_small(xv, o, fail, T, pert)) return fail;
+    if (vec::avx2::erf_v8_small(xv, o, fail, pert)) return fail;
     return vec::avx2::erf_v(xv, o, T, pert);
   }
 }
