@@ -27,8 +27,8 @@
 #      the same bytes measured in the same run (cuMemcpyDtoD, CUDA events);
 #      target: every kernel at >= 85% of the copy's bandwidth (reported as
 #      bandwidth.target_met; it does not change the exit code, the bits do),
-#      each program benched twice: the backend's launch (4 blocks per SM x
-#      128 threads, grid-stride; + $STAX_BW_FLAGS) and one thread per
+#      each program benched twice: the backend's launch (enough 128-thread
+#      blocks for 2,048 threads per SM, grid-stride; + $STAX_BW_FLAGS) and one thread per
 #      element ($STAX_BW_WIDE_FLAGS, default --block 256 --max-grid 1048576),
 #      the better of the two counted;
 #      each bench also checks its outputs against the interpreter;
@@ -53,6 +53,12 @@
 # that the script's own logic and its report are tested
 # (tests/cli/gpu_check_script_test.cpp).
 #
+# --prebuilt: device mode without step 1, for a device machine that cannot
+# build the project (no LLVM, Z3 or MPFR headers there): $BUILD must hold
+# cli/stax and tests/backends_gpu_{codegen,emu,device}_test, built on a
+# machine that can (with their shared libraries on LD_LIBRARY_PATH). The
+# report says "prebuilt": true.
+#
 # Writes the JSON report to $OUT/gpu_report.json (or ./gpu_report.json) —
 # also when a step fails or the script is interrupted — prints a summary,
 # and exits non-zero when a correctness check fails.
@@ -61,14 +67,20 @@ cd "$(dirname "$0")/.."
 
 MODE=device
 DO_BUILD=1
+PREBUILT=0
 for arg in "$@"; do
   case "$arg" in
     --dry-run) MODE=dry ;;
     --build) DO_BUILD=2 ;;
-    -h | --help) sed -n '2,58p' "$0"; exit 0 ;;
-    *) echo "error: unknown option '$arg' (expected --dry-run, --build, --help)" >&2; exit 2 ;;
+    --prebuilt) PREBUILT=1 ;;
+    -h | --help) sed -n '2,64p' "$0"; exit 0 ;;
+    *) echo "error: unknown option '$arg' (expected --dry-run, --build, --prebuilt, --help)" >&2; exit 2 ;;
   esac
 done
+if [ "$PREBUILT" = 1 ]; then
+  [ "$MODE" = device ] && [ "$DO_BUILD" = 1 ] || { echo "error: --prebuilt goes alone (device mode, no build)" >&2; exit 2; }
+  DO_BUILD=0
+fi
 if [ "$MODE" = dry ]; then
   BACKEND=gpu-emu
   BUILD="${BUILD:-build}"
@@ -180,6 +192,7 @@ write_report() {
   {
     echo "{"
     echo "  \"mode\": \"$MODE\","
+    echo "  \"prebuilt\": $([ "$PREBUILT" = 1 ] && echo true || echo false),"
     echo "  \"backend\": \"$BACKEND\","
     echo "  \"gpu_driver\": \"$(driver_state)\","
     echo "  \"budget_seconds\": $BUDGET,"
@@ -208,11 +221,11 @@ passed() {
   for s in "${!RC[@]}"; do
     case "${RC[$s]}" in
       0) ;;
-      skipped) [ "$s" = build ] && [ "$MODE" = dry ] || return 1 ;;
+      skipped) [ "$s" = build ] && { [ "$MODE" = dry ] || [ "$PREBUILT" = 1 ]; } || return 1 ;;
       *) return 1 ;;
     esac
   done
-  [ "$MODE" = dry ] || { ok build && ok device_tests; }
+  [ "$MODE" = dry ] || { { ok build || [ "$PREBUILT" = 1 ]; } && ok device_tests; }
 }
 
 # "missing" when a step said there is no GPU driver, "used" when a device
@@ -268,7 +281,11 @@ if [ "$DO_BUILD" != 0 ]; then
   ok build || exit 2
 else
   RC[build]=skipped
-  [ -x "$STAX" ] || { echo "error: no $STAX (build it, or pass --build)" >&2; exit 2; }
+  need=("$STAX")
+  [ "$PREBUILT" = 1 ] && need+=("$BUILD"/tests/backends_gpu_{codegen,emu,device}_test)
+  for f in "${need[@]}"; do
+    [ -x "$f" ] || { echo "error: no $f (build it, or pass --build)" >&2; exit 2; }
+  done
 fi
 
 # The figures first (cheap, and each bench is bit-checked too).
@@ -290,10 +307,38 @@ bench example_1_1_gpu_reduce "$EX11" "gpu-reduce:threads=256:warp=32" --compile-
 OUT_JSON="$REPORT_DIR/bench_example_6_2_gpu_order.json"; bench example_6_2_gpu_order "$EX62" "$GPU_ORDER" --compile-each
 
 
-if [ "$MODE" = device ]; then
-  export STAX_GPU_REPORT="$REPORT_DIR/gpu_device.json"
-  step device_tests "$BUILD/tests/backends_gpu_device_test" "[.gpu]"
-fi
+# Step 3 in $STAX_GPU_SHARDS processes side by side (default: the cores
+# less two, at most 12): each checks every N-th example and generated
+# program (STAX_GPU_SHARD=K/N), shard 0 also the block reductions, the
+# mutants and binary64 math. gpu_device.json sums their reports and keeps
+# each one under "shards".
+device_shards() {
+  local n=${STAX_GPU_SHARDS:-$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))} k rc=0 left pids=()
+  [ "$n" -le 12 ] || n=12
+  left=$(( BUDGET - $(elapsed) ))
+  for ((k = 0; k < n; k++)); do
+    STAX_GPU_SHARD=$k/$n STAX_GPU_REPORT="$REPORT_DIR/gpu_device.$k.json" \
+      timeout "$left" "$BUILD/tests/backends_gpu_device_test" "[.gpu]" > "$REPORT_DIR/device_tests.$k.log" 2>&1 &
+    pids+=($!)
+  done
+  for k in "${!pids[@]}"; do
+    wait "${pids[$k]}" || { rc=1; echo "shard $k/$n failed:"; tail -30 "$REPORT_DIR/device_tests.$k.log"; }
+  done
+  {
+    local docs="" f
+    for ((k = 0; k < n; k++)); do docs="$docs$(json_doc "$REPORT_DIR/gpu_device.$k.json"),"; done
+    echo "{"
+    for f in examples generated_programs block_reduction_programs mutants_caught mutants; do
+      echo "  \"$f\": $(cat "$REPORT_DIR"/gpu_device.*.json 2>/dev/null |
+        awk -v f="\"$f\":" '$1 == f { gsub(/,/, "", $2); s += $2 } END { print s + 0 }'),"
+    done
+    echo "  \"shard_count\": $n,"
+    echo "  \"shards\": [${docs%,}]"
+    echo "}"
+  } > "$REPORT_DIR/gpu_device.json"
+  return $rc
+}
+[ "$MODE" = device ] && step device_tests device_shards
 
 run_examples() {
   local f ref got rc_ref rc_got

@@ -177,13 +177,15 @@ class Emitter {
   /// A block reduction's operand: element j of output `pos` into *xv
   /// (false at ⊥).
   void emit_block_element();
-  /// The components of the flat index `flat` over `s`, row-major.
+  /// The components of the flat index `flat` (0 <= flat < the product of
+  /// `s`) over `s`, row-major. The outermost needs no remainder: a 64-bit
+  /// division is a subroutine on the GPU.
   std::vector<std::string> unflat(const std::string& flat, const Shape& s, const std::string& stem) {
     std::vector<std::string> o(s.size());
     for (size_t k = s.size(); k-- > 0;) {
       std::string rest = k + 1 < s.size() ? stem + "q" + std::to_string(k + 1) : flat;
       o[k] = stem + std::to_string(k);
-      line("const i64 " + o[k] + " = " + rest + " % " + i64_lit(s[k]) + ";");
+      line("const i64 " + o[k] + " = " + rest + (k == 0 ? "" : " % " + i64_lit(s[k])) + ";");
       if (k > 0) line("const i64 " + stem + "q" + std::to_string(k) + " = " + rest + " / " + i64_lit(s[k]) + ";");
     }
     return o;

@@ -58,7 +58,11 @@ struct GpuProgram::Impl {
   double compile_ms = 0;
 
   unsigned grid_for(int64_t n, unsigned block, bool per_element_block) const {
-    unsigned cap = opt.max_grid ? opt.max_grid : dev ? unsigned(std::max(1, dev->sm_count() * 4)) : 3u;
+    // Enough blocks to fill every SM (2,048 resident threads on sm_70 to
+    // sm_90) where registers allow; the emulator runs 3.
+    unsigned cap = opt.max_grid ? opt.max_grid
+                   : dev        ? unsigned(std::max(1, dev->sm_count() * int(std::max(1u, 2048 / block))))
+                                : 3u;
     int64_t need = per_element_block ? n : (n + block - 1) / block;
     return unsigned(std::clamp<int64_t>(need, 1, cap));
   }

@@ -8,9 +8,15 @@
 // shuffle-wrong-offset mutant; every binary64 function on its hard cases, a
 // declining lane recomputed, and rand on every float dtype. A JSON summary
 // goes to STAX_GPU_REPORT when set.
+//
+// STAX_GPU_SHARD=K/N (gpu_check.sh runs N processes side by side: NVRTC's
+// compile of each program is the slow part, about 0.5 s): this process
+// checks the examples and generated programs whose index is K modulo N, and
+// shard 0 alone the block reductions, the mutants and the binary64 case.
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +36,23 @@ using namespace stax::sem;
 namespace gpu = stax::backends::gpu;
 
 namespace {
+
+struct Shard {
+  int k = 0, n = 1;
+  bool mine(int i) const { return i % n == k; }
+  bool first() const { return k == 0; }
+};
+
+/// STAX_GPU_SHARD ("K/N", 0 <= K < N), else the whole run.
+Shard shard_from_env() {
+  Shard s;
+  const char* env = std::getenv("STAX_GPU_SHARD");
+  if (!env) return s;
+  int k = -1, n = 0;
+  if (std::sscanf(env, "%d/%d", &k, &n) != 2 || n < 1 || k < 0 || k >= n)
+    FAIL("STAX_GPU_SHARD must be K/N with 0 <= K < N, not '" << env << "'");
+  return {k, n};
+}
 
 std::string device_difference(const Program& p, uint64_t seed) {
   gpu::GpuOptions opt;
@@ -51,7 +74,8 @@ std::string json_escape(const std::string& s) {
 
 TEST_CASE("the GPU backend on the device: examples, generated programs and mutants against the interpreter", "[.gpu]") {
   auto t0 = std::chrono::steady_clock::now();
-  int examples = 0, programs = 0, skipped = 0, mutants_caught = 0;
+  const Shard shard = shard_from_env();
+  int examples = 0, programs = 0, skipped = 0, mutants_caught = 0, index = 0;
   std::vector<std::string> failures;
   auto check = [&](const std::string& what, const Program& p, uint64_t seed) {
     std::string d;
@@ -64,6 +88,7 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
     CHECK(d == "");
   };
   for (const auto& [name, p] : test::gpu_examples()) {
+    if (!shard.mine(index++)) continue;
     INFO(name);
     check(name, p, 7);
     ++examples;
@@ -71,57 +96,62 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
   const char* env = std::getenv("STAX_GPU_PROGRAMS");
   int want = env ? std::atoi(env) : 1000;
   oracle::GenOptions opt = oracle::with_rand();  // f16/bf16 and rand included
-  for (uint64_t seed = 1; programs < want && seed < uint64_t(want) * 8; ++seed) {
-    Program p = oracle::generate_program(seed, opt);
+  // The shards split the first `want` supported programs between them.
+  for (int64_t seed = 1, supported = 0; supported < want && seed < int64_t(want) * 8; ++seed) {
+    Program p = oracle::generate_program(uint64_t(seed), opt);
     if (gpu::gpu_unsupported(p)) {
       ++skipped;
       continue;
     }
+    if (!shard.mine(int(supported++))) continue;
     INFO("seed " << seed);
-    check("generated seed " + std::to_string(seed), p, seed);
+    check("generated seed " + std::to_string(seed), p, uint64_t(seed));
     ++programs;
   }
-  // Block reductions (warp shuffles, __shared__ memory, barriers: one kernel
-  // per gpu-reduce order) on the hardware; Example 6.2 is the golden case.
-  Program ex62 = test::parse_ok(test::slurp(std::string(STAX_SOURCE_DIR) + "/examples/example_6_2.stx"));
-  auto transformed = [](const Program& p, const std::string& spec) {
-    xform::Context ctx;
-    return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(xform::parse_pipeline(spec)), ctx).program;
-  };
-  int blocks = 0;
-  for (const char* spec : {"split-reduction:k=2,gpu-reduce:threads=256:warp=32", "gpu-reduce:threads=1024:warp=32",
-                           "split-reduction:k=4,gpu-reduce:threads=128:warp=8"}) {
-    check(std::string("example_6_2.stx with ") + spec, transformed(ex62, spec), 62);
-    ++blocks;
-  }
-  {
-    ScopedMutant m("shuffle-wrong-offset");
-    std::string d;
-    try {
-      d = device_difference(transformed(ex62, "split-reduction:k=2,gpu-reduce:threads=256:warp=32"), 11);
-    } catch (const std::exception& e) {
-      failures.push_back(std::string("mutant shuffle-wrong-offset: exception: ") + e.what());
+  int blocks = 0, mutants_total = 0;
+  if (shard.first()) {
+    // Block reductions (warp shuffles, __shared__ memory, barriers: one kernel
+    // per gpu-reduce order) on the hardware; Example 6.2 is the golden case.
+    Program ex62 = test::parse_ok(test::slurp(std::string(STAX_SOURCE_DIR) + "/examples/example_6_2.stx"));
+    auto transformed = [](const Program& p, const std::string& spec) {
+      xform::Context ctx;
+      return xform::run_pipeline(p, std::get<std::vector<xform::Step>>(xform::parse_pipeline(spec)), ctx).program;
+    };
+    for (const char* spec : {"split-reduction:k=2,gpu-reduce:threads=256:warp=32", "gpu-reduce:threads=1024:warp=32",
+                             "split-reduction:k=4,gpu-reduce:threads=128:warp=8"}) {
+      check(std::string("example_6_2.stx with ") + spec, transformed(ex62, spec), 62);
+      ++blocks;
     }
-    if (d.empty()) failures.push_back("mutant not caught: shuffle-wrong-offset");
-    CHECK(d != "");
-  }
-  const char* mutant_programs[][2] = {
-      {"max-drops-nan", "input x : f32[64]\nlet z : f32[64] = map(fn(a) => maximum(a, 0.5), x)\noutput z\n"},
-      {"addr32-overflow", "input a : f32[7]\nlet y : f32[64] = view(a, [64], (i) -> ((i * 4294967311) % 7))\noutput y\n"},
-      {"neg-index-unwrapped", "input a : f32[8]\ninput j : i64[8]\nlet y : f32[8] = view(a, [8], (i) -> (load(j, i)))\noutput y\n"},
-      {"fma-contract", "input x : f32[64]\ninput y : f32[64]\nlet z : f32[64] = map(fn(a, b) => add(mul(a, b), b), x, y)\noutput z\n"}};
-  for (auto& [name, text] : mutant_programs) {
-    Program p = test::parse_ok(text, "<gpu-device-test>");
-    ScopedMutant m(name);
-    bool caught = false;
-    try {
-      caught = device_difference(p, 11) != "";
-    } catch (const std::exception& e) {
-      failures.push_back(std::string("mutant ") + name + ": exception: " + e.what());
+    {
+      ScopedMutant m("shuffle-wrong-offset");
+      std::string d;
+      try {
+        d = device_difference(transformed(ex62, "split-reduction:k=2,gpu-reduce:threads=256:warp=32"), 11);
+      } catch (const std::exception& e) {
+        failures.push_back(std::string("mutant shuffle-wrong-offset: exception: ") + e.what());
+      }
+      if (d.empty()) failures.push_back("mutant not caught: shuffle-wrong-offset");
+      CHECK(d != "");
     }
-    mutants_caught += caught;
-    if (!caught) failures.push_back(std::string("mutant not caught: ") + name);
-    CHECK(caught);
+    const char* mutant_programs[][2] = {
+        {"max-drops-nan", "input x : f32[64]\nlet z : f32[64] = map(fn(a) => maximum(a, 0.5), x)\noutput z\n"},
+        {"addr32-overflow", "input a : f32[7]\nlet y : f32[64] = view(a, [64], (i) -> ((i * 4294967311) % 7))\noutput y\n"},
+        {"neg-index-unwrapped", "input a : f32[8]\ninput j : i64[8]\nlet y : f32[8] = view(a, [8], (i) -> (load(j, i)))\noutput y\n"},
+        {"fma-contract", "input x : f32[64]\ninput y : f32[64]\nlet z : f32[64] = map(fn(a, b) => add(mul(a, b), b), x, y)\noutput z\n"}};
+    for (auto& [name, text] : mutant_programs) {
+      Program p = test::parse_ok(text, "<gpu-device-test>");
+      ScopedMutant m(name);
+      bool caught = false;
+      try {
+        caught = device_difference(p, 11) != "";
+      } catch (const std::exception& e) {
+        failures.push_back(std::string("mutant ") + name + ": exception: " + e.what());
+      }
+      mutants_caught += caught;
+      if (!caught) failures.push_back(std::string("mutant not caught: ") + name);
+      CHECK(caught);
+    }
+    mutants_total = int(std::size(mutant_programs));
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (const char* path = std::getenv("STAX_GPU_REPORT")) {
@@ -129,13 +159,15 @@ TEST_CASE("the GPU backend on the device: examples, generated programs and mutan
     j << "{\n  \"examples\": " << examples << ",\n  \"generated_programs\": " << programs
       << ",\n  \"generated_skipped_unsupported\": " << skipped << ",\n  \"block_reduction_programs\": " << blocks
       << ",\n  \"mutants_caught\": " << mutants_caught
-      << ",\n  \"mutants\": " << std::size(mutant_programs) << ",\n  \"seconds\": " << secs << ",\n  \"failures\": [";
+      << ",\n  \"mutants\": " << mutants_total
+      << ",\n  \"shard\": \"" << shard.k << "/" << shard.n << "\"" << ",\n  \"seconds\": " << secs << ",\n  \"failures\": [";
     for (size_t i = 0; i < failures.size(); ++i) j << (i ? ", " : "") << "\"" << json_escape(failures[i]) << "\"";
     j << "]\n}\n";
   }
 }
 
 TEST_CASE("binary64 math and rand on the device: mathlib's fast paths and the interpreter's hash", "[.gpu]") {
+  if (!shard_from_env().first()) return;
   // The emulator's hard cases (thresholds, subnormal results, Payne-Hanek
   // arguments up to 1.5e308), every function and sigmoid over the oracle's
   // input kinds, and rand on every float dtype.

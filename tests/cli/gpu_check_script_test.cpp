@@ -60,6 +60,20 @@ TEST_CASE("gpu_check.sh: parses, and --help and a bad option behave") {
   CHECK(WEXITSTATUS(st) == 0);
   st = std::system(("bash " + kScript + " --no-such-option > /dev/null 2>&1").c_str());
   CHECK(WEXITSTATUS(st) == 2);
+  // --prebuilt is device mode without the build: with --dry-run or --build
+  // it is refused, and a build folder without the GPU tests stops it.
+  st = std::system(("bash " + kScript + " --prebuilt --dry-run > /dev/null 2>&1").c_str());
+  CHECK(WEXITSTATUS(st) == 2);
+  st = std::system(("bash " + kScript + " --prebuilt --build > /dev/null 2>&1").c_str());
+  CHECK(WEXITSTATUS(st) == 2);
+  fs::path d = scratch() / "prebuilt";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  st = std::system(("OUT=" + d.string() + " BUILD=" + (d / "nothing").string() + " bash " + kScript +
+                    " --prebuilt > " + (d / "stdout.txt").string() + " 2>&1")
+                       .c_str());
+  CHECK(WEXITSTATUS(st) == 2);
+  CHECK(stax::test::slurp(d / "stdout.txt").find("nothing/cli/stax") != std::string::npos);
 }
 
 TEST_CASE("gpu_check.sh --dry-run: the report, its steps and its benches") {
