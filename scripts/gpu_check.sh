@@ -56,7 +56,8 @@
 # --prebuilt: device mode without step 1, for a device machine that cannot
 # build the project (no LLVM, Z3 or MPFR headers there): $BUILD must hold
 # cli/stax and tests/backends_gpu_{codegen,emu,device}_test, built on a
-# machine that can (with their shared libraries on LD_LIBRARY_PATH). The
+# machine that can (with their shared libraries on LD_LIBRARY_PATH;
+# scripts/gpu_bundle.sh packs both and writes the device command). The
 # report says "prebuilt": true.
 #
 # Writes the JSON report to $OUT/gpu_report.json (or ./gpu_report.json) —
