@@ -104,27 +104,69 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
 STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, f32::vec::avx512::form)
 #undef STAX_F32_BLOCK_VEC
 
-/// The eight-lane register forms the CPU backend's kernels inline
-/// (f32_v8.h), as the block loop of exp and erf on AVX2 hosts: the
-/// interpreter and the compiled kernels then run one text (exp's in-range
-/// form included).
-template <Fn F>
-__attribute__((target(STAX_AVX2))) void block_v8_avx2(size_t n, float* __restrict out, uint32_t* __restrict slow,
-                                                    const float* __restrict x, const float* __restrict,
-                                                    const Tables& T, double pert) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 o;
-    const unsigned fail = f32::v8_avx2_regs<F>(_mm256_loadu_ps(x + i), o, T, pert);
-    _mm256_storeu_ps(out + i, o);
-    for (int j = 0; j < 8; ++j) slow[i + j] = fail >> j & 1u;
-  }
-  for (; i < n; ++i) {
-    Cand c = kernel(F, x[i], 0.0f, T, pert);
-    out[i] = c.out;
-    slow[i] = c.slow;
-  }
+/// The flags of a form's `slow` output as bits (bit i: slow[i] != 0; the
+/// forms write 1 or -1 there).
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) unsigned slow_bits(const int32_t* slow) {
+  const __m256i zero = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(slow)),
+                                          _mm256_setzero_si256());
+  return ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(zero))) & 0xffu;
 }
+
+// The eight lanes of xv through a set's memory forms, `lanes` a call: the
+// candidates into o, the failed rounding tests into fail. (A macro: each
+// set's body needs its own target attribute to inline its forms.)
+#define STAX_F32_FORMS_V8(set, lanes)                                              \
+  alignas(32) float xs[8], os[8];                                                  \
+  alignas(32) int32_t slow[8];                                                     \
+  _mm256_storeu_ps(xs, xv);                                                        \
+  for (int i = 0; i < 8; i += lanes)                                               \
+    f32::vec::set::form<F>(xs + i, os + i, slow + i, T, pert);                       \
+  o = _mm256_loadu_ps(os);                                                         \
+  fail = slow_bits(slow);
+
+/// AVX-512's register forms, as the kernels call them (v8_avx512) and the
+/// interpreter's block loop runs them: exp_v; erf's polynomial form where
+/// every lane allows it (erf_v8_small); else the set's memory forms.
+template <Fn F>
+[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) unsigned v8_avx512_regs(__m256 xv, __m256& o,
+                                                                                          const Tables& T,
+                                                                                          double pert) {
+  unsigned fail;
+  if constexpr (F == Fn::Exp) {
+    fail = f32::vec::avx512::exp_v(xv, o, T, pert);
+  } else {
+    if (F == Fn::Erf && f32::vec::avx512::erf_v8_small(xv, o, fail, pert)) return fail;
+    STAX_F32_FORMS_V8(avx512, 8)
+  }
+  return fail;
+}
+
+/// The eight-lane register forms the CPU backend's kernels run (f32_v8.h
+/// inlined on AVX2 hosts; v8_avx512_regs through the 16-lane entry points
+/// on AVX-512 ones), as the block loop of exp and erf: the interpreter and
+/// the compiled kernels then run one text (exp's in-range form and erf's
+/// polynomial form included).
+#define STAX_F32_BLOCK_V8(name, target_, regs)                                                             \
+  template <Fn F>                                                                                           \
+  __attribute__((target(target_))) void name(size_t n, float* __restrict out, uint32_t* __restrict slow,   \
+                                             const float* __restrict x, const float* __restrict,           \
+                                             const Tables& T, double pert) {                              \
+    size_t i = 0;                                                                                           \
+    for (; i + 8 <= n; i += 8) {                                                                            \
+      __m256 o;                                                                                             \
+      const unsigned fail = regs<F>(_mm256_loadu_ps(x + i), o, T, pert);                                    \
+      _mm256_storeu_ps(out + i, o);                                                                         \
+      for (int j = 0; j < 8; ++j) slow[i + j] = fail >> j & 1u;                                             \
+    }                                                                                                       \
+    for (; i < n; ++i) {                                                                                    \
+      Cand c = kernel(F, x[i], 0.0f, T, pert);                                                              \
+      out[i] = c.out;                                                                                       \
+      slow[i] = c.slow;                                                                                     \
+    }                                                                                                       \
+  }
+STAX_F32_BLOCK_V8(block_v8_avx2, STAX_AVX2, f32::v8_avx2_regs)
+STAX_F32_BLOCK_V8(block_v8_avx512, STAX_AVX512, v8_avx512_regs)
+#undef STAX_F32_BLOCK_V8
 #endif
 
 /// Each function's block loop on this CPU, chosen once: the explicit forms
@@ -135,10 +177,10 @@ const std::array<BlockFn, kNumFns>& host_blocks() {
     std::array<BlockFn, kNumFns> b = kBlocks;
 #if defined(__x86_64__)
     if (f32::host_has_avx512()) {
-      b[size_t(Fn::Exp)] = block_vec_avx512<Fn::Exp>;
+      b[size_t(Fn::Exp)] = block_v8_avx512<Fn::Exp>;
       b[size_t(Fn::Expm1)] = block_vec_avx512<Fn::Expm1>;
       b[size_t(Fn::Tanh)] = block_vec_avx512<Fn::Tanh>;
-      b[size_t(Fn::Erf)] = block_vec_avx512<Fn::Erf>;
+      b[size_t(Fn::Erf)] = block_v8_avx512<Fn::Erf>;
     } else if (f32::host_has_avx2_fma()) {
       b[size_t(Fn::Exp)] = block_v8_avx2<Fn::Exp>;
       b[size_t(Fn::Erf)] = block_v8_avx2<Fn::Erf>;
@@ -258,37 +300,12 @@ template <Fn F>
   return __builtin_expect(fail == 0, 1) ? o : resolve_lanes_cold<F>(x, o, fail);
 }
 
-/// The flags of a form's `slow` output as bits (bit i: slow[i] != 0; the
-/// forms write 1 or -1 there).
-[[gnu::always_inline]] inline __attribute__((target("avx2"))) unsigned slow_bits(const int32_t* slow) {
-  const __m256i zero = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(slow)),
-                                          _mm256_setzero_si256());
-  return ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(zero))) & 0xffu;
-}
-
-// The eight lanes of xv through a set's memory forms, `lanes` a call: the
-// candidates into o, the failed rounding tests into fail. (A macro: each
-// set's body needs its own target attribute to inline its forms.)
-#define STAX_F32_FORMS_V8(set, lanes)                                              \
-  alignas(32) float xs[8], os[8];                                                  \
-  alignas(32) int32_t slow[8];                                                     \
-  _mm256_storeu_ps(xs, xv);                                                        \
-  for (int i = 0; i < 8; i += lanes)                                               \
-    f32::vec::set::form<F>(xs + i, os + i, slow + i, T, g_pert[size_t(F)]);        \
-  o = _mm256_loadu_ps(os);                                                         \
-  fail = slow_bits(slow);
-
 template <Fn F>
 [[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) f32::F32x8 v8_avx512(f32::F32x8 x) {
   static const Tables& T = f32::tables();
   const __m256 xv = __builtin_bit_cast(__m256, x);
   __m256 o;
-  unsigned fail;
-  if constexpr (F == Fn::Exp) {  // in registers throughout
-    fail = f32::vec::avx512::exp_v(xv, o, T, g_pert[size_t(F)]);
-  } else {
-    STAX_F32_FORMS_V8(avx512, 8)
-  }
+  const unsigned fail = v8_avx512_regs<F>(xv, o, T, g_pert[size_t(F)]);
   return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
 }
 
@@ -298,10 +315,11 @@ template <Fn F>
 [[gnu::always_inline]] inline __attribute__((target(STAX_AVX2))) f32::F32x8 v8_avx2(f32::F32x8 x) {
   static const Tables& T = f32::tables();
   const __m256 xv = __builtin_bit_cast(__m256, x);
+  const double pert = g_pert[size_t(F)];
   __m256 o;
   unsigned fail;
   if constexpr (f32::has_avx2_form(F)) {
-    fail = f32::v8_avx2_regs<F>(xv, o, T, g_pert[size_t(F)]);
+    fail = f32::v8_avx2_regs<F>(xv, o, T, pert);
   } else {
     STAX_F32_FORMS_V8(avx2, 4)
   }
