@@ -102,6 +102,7 @@ int bench_command(const BenchOptions& o) {
     }
     backends::cpu::CpuOptions copt{threads, o.dump_ir, o.opt_level};
     copt.chain_bytes = o.chain_bytes;
+    copt.fold_storage = !o.no_fold;
     backends::cpu::CompiledProgram cp(p, copt);
     const auto& ks = cp.kernels();
     std::vector<std::vector<double>> samples(ks.size());
@@ -145,6 +146,7 @@ int bench_command(const BenchOptions& o) {
       shape += kr.whole ? ", one task over " + std::to_string(kr.parallel_extent)
                         : ", parallel over " + std::to_string(kr.parallel_extent);
       if (kr.chain >= 0) shape += ", chain " + std::to_string(kr.chain) + " (" + std::to_string(kr.chain_rows) + " rows a step)";
+      if (kr.folded) shape += ", folded";
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},
                                             {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms},
@@ -200,6 +202,9 @@ Subcommand register_bench(CLI::App& app) {
                 "CPU: kernels that read each other only at their own rows run a block of rows at a time, a "
                 "block's data about this many bytes (default 262144; 0: each kernel over all its rows in turn)")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+  b->add_flag("--no-fold", o->no_fold,
+              "CPU: no storage folding (an output that only its chain reads, at its own rows, otherwise lives in "
+              "one block of rows)");
   b->add_flag("--dump-ir", o->dump_ir, "print each kernel's optimised LLVM IR to stderr");
   b->add_flag("--json", o->json, "one JSON document");
   return {b, [o] { return bench_command(*o); }};

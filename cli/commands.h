@@ -260,6 +260,8 @@ struct BenchOptions {
   int opt_level = 3;
   /// CPU: CpuOptions::chain_bytes (0: no kernel chains).
   int64_t chain_bytes = int64_t(256) << 10;
+  /// CPU: off, CpuOptions::fold_storage (every output in a full buffer).
+  bool no_fold = false;
   std::string arch = "sm_90";  ///< GPU backends: NVRTC's target
   std::string mutant;          ///< a seeded bug compiled in (the benches' own wrong case)
   unsigned block = 128;        ///< GPU backends: threads per block of a pointwise kernel

@@ -104,43 +104,6 @@ Cand kernel(Fn f, float x, float y, const Tables& T, double pert) {
 STAX_F32_BLOCK_VEC(block_vec_avx512, STAX_AVX512, 8, f32::vec::avx512::form)
 #undef STAX_F32_BLOCK_VEC
 
-/// The flags of a form's `slow` output as bits (bit i: slow[i] != 0; the
-/// forms write 1 or -1 there).
-[[gnu::always_inline]] inline __attribute__((target("avx2"))) unsigned slow_bits(const int32_t* slow) {
-  const __m256i zero = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(slow)),
-                                          _mm256_setzero_si256());
-  return ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(zero))) & 0xffu;
-}
-
-// The eight lanes of xv through a set's memory forms, `lanes` a call: the
-// candidates into o, the failed rounding tests into fail. (A macro: each
-// set's body needs its own target attribute to inline its forms.)
-#define STAX_F32_FORMS_V8(set, lanes)                                              \
-  alignas(32) float xs[8], os[8];                                                  \
-  alignas(32) int32_t slow[8];                                                     \
-  _mm256_storeu_ps(xs, xv);                                                        \
-  for (int i = 0; i < 8; i += lanes)                                               \
-    f32::vec::set::form<F>(xs + i, os + i, slow + i, T, pert);                       \
-  o = _mm256_loadu_ps(os);                                                         \
-  fail = slow_bits(slow);
-
-/// AVX-512's register forms, as the kernels call them (v8_avx512) and the
-/// interpreter's block loop runs them: exp_v; erf's polynomial form where
-/// every lane allows it (erf_v8_small); else the set's memory forms.
-template <Fn F>
-[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) unsigned v8_avx512_regs(__m256 xv, __m256& o,
-                                                                                          const Tables& T,
-                                                                                          double pert) {
-  unsigned fail;
-  if constexpr (F == Fn::Exp) {
-    fail = f32::vec::avx512::exp_v(xv, o, T, pert);
-  } else {
-    if (F == Fn::Erf && f32::vec::avx512::erf_v8_small(xv, o, fail, pert)) return fail;
-    STAX_F32_FORMS_V8(avx512, 8)
-  }
-  return fail;
-}
-
 /// The eight-lane register forms the CPU backend's kernels run (f32_v8.h
 /// inlined on AVX2 hosts; v8_avx512_regs through the 16-lane entry points
 /// on AVX-512 ones), as the block loop of exp and erf: the interpreter and
@@ -165,8 +128,23 @@ template <Fn F>
     }                                                                                                       \
   }
 STAX_F32_BLOCK_V8(block_v8_avx2, STAX_AVX2, f32::v8_avx2_regs)
-STAX_F32_BLOCK_V8(block_v8_avx512, STAX_AVX512, v8_avx512_regs)
+STAX_F32_BLOCK_V8(block_v8_avx512, STAX_AVX512, f32::v8_avx512_regs)
 #undef STAX_F32_BLOCK_V8
+
+/// The block loop of exp and erf on AVX-512: sixteen lanes a step.
+template <Fn F>
+__attribute__((target(STAX_AVX512))) void block_v16_avx512(size_t n, float* __restrict out,
+                                                            uint32_t* __restrict slow, const float* __restrict x,
+                                                            const float* __restrict y, const Tables& T, double pert) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 o;
+    const unsigned fail = f32::v16_avx512_regs<F>(_mm512_loadu_ps(x + i), o, T, pert);
+    _mm512_storeu_ps(out + i, o);
+    for (int j = 0; j < 16; ++j) slow[i + j] = fail >> j & 1u;
+  }
+  block_v8_avx512<F>(n - i, out + i, slow + i, x + i, y, T, pert);
+}
 #endif
 
 /// Each function's block loop on this CPU, chosen once: the explicit forms
@@ -177,10 +155,10 @@ const std::array<BlockFn, kNumFns>& host_blocks() {
     std::array<BlockFn, kNumFns> b = kBlocks;
 #if defined(__x86_64__)
     if (f32::host_has_avx512()) {
-      b[size_t(Fn::Exp)] = block_v8_avx512<Fn::Exp>;
+      b[size_t(Fn::Exp)] = block_v16_avx512<Fn::Exp>;
       b[size_t(Fn::Expm1)] = block_vec_avx512<Fn::Expm1>;
       b[size_t(Fn::Tanh)] = block_vec_avx512<Fn::Tanh>;
-      b[size_t(Fn::Erf)] = block_v8_avx512<Fn::Erf>;
+      b[size_t(Fn::Erf)] = block_v16_avx512<Fn::Erf>;
     } else if (f32::host_has_avx2_fma()) {
       b[size_t(Fn::Exp)] = block_v8_avx2<Fn::Exp>;
       b[size_t(Fn::Erf)] = block_v8_avx2<Fn::Erf>;
@@ -305,7 +283,7 @@ template <Fn F>
   static const Tables& T = f32::tables();
   const __m256 xv = __builtin_bit_cast(__m256, x);
   __m256 o;
-  const unsigned fail = v8_avx512_regs<F>(xv, o, T, g_pert[size_t(F)]);
+  const unsigned fail = f32::v8_avx512_regs<F>(xv, o, T, g_pert[size_t(F)]);
   return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
 }
 
@@ -318,15 +296,10 @@ template <Fn F>
   const double pert = g_pert[size_t(F)];
   __m256 o;
   unsigned fail;
-  if constexpr (f32::has_avx2_form(F)) {
-    fail = f32::v8_avx2_regs<F>(xv, o, T, pert);
-  } else {
-    STAX_F32_FORMS_V8(avx2, 4)
-  }
+  if constexpr (f32::has_avx2_form(F)) fail = f32::v8_avx2_regs<F>(xv, o, T, pert);
+  else fail = f32::forms_v8_avx2<F>(xv, o, T, pert);
   return __builtin_bit_cast(f32::F32x8, resolve_lanes<F>(xv, o, fail));
 }
-
-#undef STAX_F32_FORMS_V8
 
 template <Fn F>
 __attribute__((target(STAX_AVX2))) f32::F32x8 f32::eval_v8_avx2(F32x8 x) {
@@ -361,11 +334,14 @@ __attribute__((target(STAX_AVX512))) f32::F32x8 f32::eval_v8_avx512(F32x8 x) {
 
 template <Fn F>
 __attribute__((target(STAX_AVX512))) f32::F32x16 f32::eval_v16_avx512(F32x16 x) {
-  F32x8 lo = __builtin_shufflevector(x, x, 0, 1, 2, 3, 4, 5, 6, 7);
-  F32x8 hi = __builtin_shufflevector(x, x, 8, 9, 10, 11, 12, 13, 14, 15);
-  lo = v8_avx512<F>(lo);
-  hi = v8_avx512<F>(hi);
-  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  static const Tables& T = f32::tables();
+  const __m512 xv = __builtin_bit_cast(__m512, x);
+  __m512 o;
+  const unsigned fail = f32::v16_avx512_regs<F>(xv, o, T, g_pert[size_t(F)]);
+  if (__builtin_expect(fail != 0, 0)) {
+    o = f32::cat16(resolve_lanes<F>(f32::lo8(xv), f32::lo8(o), fail & 0xffu), resolve_lanes<F>(f32::hi8(xv), f32::hi8(o), fail >> 8));
+  }
+  return __builtin_bit_cast(f32::F32x16, o);
 }
 
 template <Fn F>

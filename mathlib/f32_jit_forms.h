@@ -1,7 +1,8 @@
 #pragma once
-// The bitcode of f32_jit_forms.cpp: the 8-lane AVX2 forms of exp and erf
-// (stax_cr_expf_v8, stax_cr_erff_v8) for the CPU backend's JIT to link into
-// a kernel and inline. Their external symbols (stax_f32_tables,
+// The bitcode of f32_jit_forms.cpp for this host: the 16-lane AVX-512 forms
+// of exp and erf (stax_cr_expf_v16, stax_cr_erff_v16) where it has AVX-512,
+// else the 8-lane AVX2 ones (stax_cr_expf_v8, stax_cr_erff_v8), for the CPU
+// backend's JIT to link into a kernel and inline. Their external symbols (stax_f32_tables,
 // stax_f32_pert, stax_f32_resolve_expf_v8, stax_f32_resolve_erff_v8) are
 // bound to the addresses below.
 #include <string_view>
@@ -10,7 +11,8 @@
 
 namespace stax::math::f32 {
 
-/// The bitcode; empty when the build had no clang (mathlib/CMakeLists.txt).
+/// The bitcode of this host's forms; empty when the build had no clang
+/// (mathlib/CMakeLists.txt).
 std::string_view jit_forms_bitcode();
 
 #if defined(__x86_64__)

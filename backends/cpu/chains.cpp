@@ -1,5 +1,6 @@
 #include "backends/cpu/chains.h"
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -136,10 +137,26 @@ std::vector<Chain> plan_chains(const std::vector<KernelSpec>& specs, const std::
       linked = linked || reads_member;
       last = j;
     }
-    if (last > k && linked) chains.push_back({k, last, rows, chunk_rows(specs, shapes, k, last, cache_bytes)});
+    if (last > k && linked) chains.push_back({k, last, rows, chunk_rows(specs, shapes, k, last, cache_bytes), {}});
     k = last + 1;
   }
   return chains;
+}
+
+void fold_storage(std::vector<Chain>& chains, const std::vector<KernelSpec>& specs,
+                  const std::vector<std::string>& outputs, bool unchecked) {
+  for (Chain& c : chains) {
+    c.folded.clear();
+    for (size_t j = c.first; j <= c.last; ++j) {
+      const std::string& name = specs[j].binding;
+      bool fold = std::find(outputs.begin(), outputs.end(), name) == outputs.end();
+      for (size_t k = 0; k < specs.size() && fold && !unchecked; ++k) {
+        if (k == j || !reads(specs[k], name)) continue;
+        fold = k > j && k <= c.last && reads_own_rows(specs[k], name);
+      }
+      if (fold) c.folded.push_back(j);
+    }
+  }
 }
 
 }  // namespace stax::backends::cpu

@@ -24,6 +24,9 @@ struct Chain {
   size_t first = 0, last = 0;
   int64_t rows = 0;
   int64_t chunk = 0;  ///< a multiple of every member's rows per range unit
+  /// Members whose output lives in a buffer of one chunk's rows, reused
+  /// chunk after chunk (storage folding, fold_storage), by program index.
+  std::vector<size_t> folded;
 };
 
 /// Whether every read of `producer` in `consumer` (its views composed into
@@ -39,5 +42,18 @@ bool reads_own_rows(const KernelSpec& consumer, const std::string& producer);
 /// skips reads_own_rows (the tests' deliberately wrong schedule).
 std::vector<Chain> plan_chains(const std::vector<KernelSpec>& specs, const std::vector<KernelShape>& shapes,
                                int64_t cache_bytes, bool unchecked = false);
+
+/// Storage folding (as Halide folds a producer's storage computed inside a
+/// consumer's loop): the members of each chain whose output no kernel
+/// outside the chain reads, that are no program output, and that every
+/// member reading them reads at its own rows (reads_own_rows, checked here
+/// whatever the plan's `unchecked`) need a chunk's rows of storage only —
+/// a chunk's rows are written, then read, before the next chunk's. Their
+/// rows then stay in the cache instead of going out to memory, and the
+/// bits are the same: each element is computed and read as before.
+/// `unchecked` folds every member that is no program output (the tests'
+/// deliberately wrong folding).
+void fold_storage(std::vector<Chain>& chains, const std::vector<KernelSpec>& specs,
+                  const std::vector<std::string>& outputs, bool unchecked = false);
 
 }  // namespace stax::backends::cpu

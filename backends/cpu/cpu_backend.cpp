@@ -1,6 +1,8 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -116,11 +118,14 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     impl_->work.push_back(kernel_work(spec));
   }
   impl_->chains = plan_chains(impl_->specs, impl_->shapes, opt.chain_bytes, opt.chain_unchecked);
-  for (size_t c = 0; c < impl_->chains.size(); ++c)
+  if (opt.fold_storage) fold_storage(impl_->chains, impl_->specs, impl_->program.outputs, opt.fold_unchecked);
+  for (size_t c = 0; c < impl_->chains.size(); ++c) {
     for (size_t j = impl_->chains[c].first; j <= impl_->chains[c].last; ++j) {
       impl_->reports[j].chain = int(c);
       impl_->reports[j].chain_rows = impl_->chains[c].chunk;
     }
+    for (size_t j : impl_->chains[c].folded) impl_->reports[j].folded = true;
+  }
 }
 
 CompiledProgram::~CompiledProgram() = default;
@@ -228,13 +233,44 @@ std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chai
   std::vector<std::vector<FailRecord>> fails(n, std::vector<FailRecord>(size_t(chunks)));
   // With run_ms: each member's time summed over the chunks of every task.
   std::vector<std::vector<double>> cpu(size_t(tasks), std::vector<double>(n, 0.0));
+  // Folded outputs: the argument slots (member, slot) that hold each one's
+  // full buffer, and its bytes a row.
+  struct Fold {
+    std::vector<std::pair<size_t, size_t>> slots;
+    int64_t row_bytes = 0;
+  };
+  std::vector<Fold> folds;
+  for (size_t f : c.folded) {
+    Fold fold{{}, type_bytes(specs[f].types[0]) / c.rows};
+    const void* full = args[f - c.first][0];
+    if (fold.row_bytes == 0) continue;  // nothing stored (and no distinct address)
+    for (size_t j = 0; j < n; ++j)
+      for (size_t s = 0; s < args[j].size(); ++s)
+        if (args[j][s] == full) fold.slots.emplace_back(j, s);
+    folds.push_back(std::move(fold));
+  }
   auto task = [&](int64_t t) {
+    // Each task's own arguments and folded buffers (a chunk's rows each):
+    // for the chunk from row r0, a folded slot holds the buffer's address
+    // less r0 rows, so that the kernels' row r lands at the buffer's row
+    // r - r0 (an address computed as an integer: it may lie outside any
+    // object; the kernels only add r0 rows or more back to it).
+    std::vector<std::vector<void*>> a = args;
+    std::vector<std::unique_ptr<void, decltype(&std::free)>> scratch;
+    for (const Fold& f : folds) {
+      scratch.emplace_back(std::aligned_alloc(64, size_t(f.row_bytes * c.chunk + 63) / 64 * 64), &std::free);
+      if (!scratch.back()) throw std::bad_alloc();
+    }
     for (int64_t ch = chunks * t / tasks; ch < chunks * (t + 1) / tasks; ++ch) {
       const int64_t r0 = ch * c.chunk, r1 = std::min(c.rows, r0 + c.chunk);
+      for (size_t i = 0; i < folds.size(); ++i)
+        for (auto [j, s] : folds[i].slots)
+          a[j][s] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(scratch[i].get()) -
+                                            uintptr_t(r0) * uintptr_t(folds[i].row_bytes));
       for (size_t j = 0; j < n; ++j) {
         const int64_t unit = c.rows / shapes[c.first + j].parallel_extent;  // rows per unit of the range
         auto t0 = run_ms ? Clock::now() : Clock::time_point{};
-        compiled[c.first + j].fn(args[j].data(), r0 / unit, r1 / unit, &fails[j][size_t(ch)]);
+        compiled[c.first + j].fn(a[j].data(), r0 / unit, r1 / unit, &fails[j][size_t(ch)]);
         if (run_ms) cpu[size_t(t)][j] += ms_since(t0);
       }
     }

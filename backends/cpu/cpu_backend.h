@@ -37,6 +37,12 @@ struct CpuOptions {
   /// Chains without the row-locality check: the tests' deliberately wrong
   /// schedule, never for use.
   bool chain_unchecked = false;
+  /// Storage folding in chains (chains.h: fold_storage): a member's output
+  /// that only the chain reads, at its own rows, lives in a chunk's rows.
+  bool fold_storage = true;
+  /// Folding without the checks of who reads a member's output: the tests'
+  /// deliberately wrong folding, never for use.
+  bool fold_unchecked = false;
 };
 
 struct KernelReport {
@@ -54,6 +60,7 @@ struct KernelReport {
   int64_t parallel_extent = 1;
   int chain = -1;          ///< the kernel chain it runs in (CompiledProgram's, in order), -1: none
   int64_t chain_rows = 0;  ///< that chain's rows a step
+  bool folded = false;     ///< its output lives in one step's rows (CpuOptions::fold_storage)
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
 };
 

@@ -20,27 +20,30 @@ namespace stax::backends::cpu {
 namespace {
 
 constexpr const char* kFormAttr = "stax-math-form";
-/// The forms the bitcode defines, by variant name.
-constexpr std::string_view kForms[] = {"stax_cr_expf_v8", "stax_cr_erff_v8"};
-
-/// The forms are the AVX2 ones: where the host has AVX-512, the kernels
-/// call the library's 512-bit entry points instead (vecmath.cpp), which
-/// also run 16 lanes a call. Clang builds offer no 8-lane variant
-/// (vector_variants: clang passes 32-byte vectors in memory), so no form.
-bool forms_usable() {
-#if defined(__x86_64__) && !defined(__clang__)
-  static const bool yes = !math::f32::jit_forms_bitcode().empty() && math::f32::host_has_avx2_fma() &&
-                          !math::f32::host_has_avx512();
-  return yes;
+/// The forms the host's bitcode defines (math::f32::jit_forms_bitcode), by
+/// variant name: 16 lanes where the host has AVX-512, else 8.
+bool is_form(std::string_view name) {
+#if defined(__x86_64__)
+  static const bool wide = math::f32::host_has_avx512();
+  return wide ? name == "stax_cr_expf_v16" || name == "stax_cr_erff_v16"
+              : name == "stax_cr_expf_v8" || name == "stax_cr_erff_v8";
 #else
+  (void)name;
   return false;
 #endif
 }
 
-bool is_form(std::string_view name) {
-  for (std::string_view f : kForms)
-    if (name == f) return true;
+/// Whether the host has the forms' instruction sets (AVX2 and FMA; the
+/// 16-lane ones AVX-512 as well, is_form) and the build embedded them. Clang
+/// builds offer no 8-lane or 16-lane variant (vector_variants: clang passes
+/// wide vectors in memory), so no form.
+bool forms_usable() {
+#if defined(__x86_64__) && !defined(__clang__)
+  static const bool yes = !math::f32::jit_forms_bitcode().empty() && math::f32::host_has_avx2_fma();
+  return yes;
+#else
   return false;
+#endif
 }
 
 /// Drops the forms from llvm.compiler.used.
@@ -83,7 +86,7 @@ int link_math_forms(llvm::Module& m) {
     if (!f || f->isDeclaration()) throw CompileError("the math forms' bitcode lacks " + n);
     f->setLinkage(llvm::GlobalValue::InternalLinkage);
     // The kernel's own target (the host's CPU and features, a superset of
-    // the forms' AVX2 and FMA, forms_usable) so that the inliner accepts it.
+    // the forms' own, forms_usable) so that the inliner accepts it.
     for (const char* a : {"target-cpu", "target-features", "tune-cpu", kFormAttr}) f->removeFnAttr(a);
     f->removeFnAttr(llvm::Attribute::NoInline);
     f->removeFnAttr(llvm::Attribute::OptimizeNone);

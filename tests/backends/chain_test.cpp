@@ -3,7 +3,9 @@
 // row-local reads through composed views and refuses the others; a chain
 // gives the interpreter's bits at any chunk and thread count, and reports
 // the failure of the first kernel in program order; the wrong case runs a
-// chain across a transposed read and gets other bits.
+// chain across a transposed read and gets other bits. Storage folding keeps
+// a chunk's rows of the outputs only the chain reads; the wrong case folds
+// one that a later kernel reads and gets other bits.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -39,6 +41,25 @@ const char* kTransposed =
     "input x : f32[256, 256]\n"
     "let e : f32[256, 256] = map(fn(a) => mul(a, a), x)\n"
     "let t : f32[256, 256] = map(fn(a, c) => add(a, c), e, view(e, [256, 256], (i, j) -> (j, i)))\n"
+    "output t\n";
+
+// Softmax over rows: m, e, s and y chained.
+const char* kSoftmax =
+    "input x : f32[64, 128]\n"
+    "let m : f32[64] = red(max, -inf, [128], x)\n"
+    "let e : f32[64, 128] = map(fn(a, b) => exp(sub(a, b)), x, view(m, [64, 128], (i, j) -> (i)))\n"
+    "let s : f32[64] = red(sum, 0.0, [128], e)\n"
+    "let y : f32[64, 128] = map(fn(a, c) => div(a, c), e, view(s, [64, 128], (i, j) -> (i)))\n"
+    "output y\n";
+
+// The same, and t reads e transposed after the chain.
+const char* kSoftmaxThenTranspose =
+    "input x : f32[128, 128]\n"
+    "let m : f32[128] = red(max, -inf, [128], x)\n"
+    "let e : f32[128, 128] = map(fn(a, b) => exp(sub(a, b)), x, view(m, [128, 128], (i, j) -> (i)))\n"
+    "let s : f32[128] = red(sum, 0.0, [128], e)\n"
+    "let y : f32[128, 128] = map(fn(a, c) => div(a, c), e, view(s, [128, 128], (i, j) -> (i)))\n"
+    "let t : f32[128, 128] = map(fn(a, c) => add(a, c), y, view(e, [128, 128], (i, j) -> (j, i)))\n"
     "output t\n";
 
 std::vector<cpu::KernelSpec> specs_of(const cpu::CompiledProgram& cp) {
@@ -119,20 +140,58 @@ TEST_CASE("chains give the interpreter's bits at any chunk and thread count") {
       opt.chain_bytes = bytes;
       check_same_bits(p, opt, "y");
     }
-  // Softmax over rows: a chain of four kernels with exp.
-  Program sm = test::parse_ok(
-      "input x : f32[64, 128]\n"
-      "let m : f32[64] = red(max, -inf, [128], x)\n"
-      "let e : f32[64, 128] = map(fn(a, b) => exp(sub(a, b)), x, view(m, [64, 128], (i, j) -> (i)))\n"
-      "let s : f32[64] = red(sum, 0.0, [128], e)\n"
-      "let y : f32[64, 128] = map(fn(a, c) => div(a, c), e, view(s, [64, 128], (i, j) -> (i)))\n"
-      "output y\n");
-  cpu::CpuOptions opt{2, false, 3};
-  opt.min_parallel_work = 0;
-  opt.chain_bytes = 1;
-  cpu::CompiledProgram cp(sm, opt);
-  for (const cpu::KernelReport& k : cp.kernels()) CHECK(k.chain == 0);
-  check_same_bits(sm, opt, "y");
+  // Softmax over rows: a chain of four kernels with exp; all but the
+  // output folded.
+  Program sm = test::parse_ok(kSoftmax);
+  for (int threads : {1, 2})
+    for (int64_t bytes : {int64_t(1), int64_t(40000)}) {
+      cpu::CpuOptions opt{threads, false, 3};
+      opt.min_parallel_work = 0;
+      opt.chain_bytes = bytes;
+      cpu::CompiledProgram cp(sm, opt);
+      for (const cpu::KernelReport& k : cp.kernels()) {
+        CHECK(k.chain == 0);
+        CHECK(k.folded == (k.binding != "y"));
+      }
+      check_same_bits(sm, opt, "y");
+    }
+}
+
+TEST_CASE("storage folding keeps program outputs and values read outside the chain") {
+  // Layer norm: s and q, read by later members at their own rows, folded.
+  cpu::CpuOptions opt{1, false, 3};
+  cpu::CompiledProgram ln(test::parse_ok(kLayerNorm), opt);
+  for (const cpu::KernelReport& k : ln.kernels()) CHECK(k.folded == (k.binding != "y"));
+  // e also read transposed by t, after the chain: e keeps its full buffer.
+  Program p = test::parse_ok(kSoftmaxThenTranspose);
+  cpu::CompiledProgram cp(p, opt);
+  REQUIRE(cp.kernels().at(1).binding == "e");
+  CHECK(cp.kernels().at(1).chain == 0);
+  CHECK(!cp.kernels().at(1).folded);
+  CHECK(cp.kernels().at(0).folded);
+  CHECK(cp.kernels().at(4).chain == -1);
+  check_same_bits(p, opt, "t");
+  // Without folding, the same bits.
+  opt.fold_storage = false;
+  cpu::CompiledProgram off(p, opt);
+  for (const cpu::KernelReport& k : off.kernels()) CHECK(!k.folded);
+  check_same_bits(p, opt, "t");
+}
+
+TEST_CASE("wrong case: folding a value that a kernel after the chain reads") {
+  Program p = test::parse_ok(kSoftmaxThenTranspose);
+  cpu::CpuOptions opt{1, false, 3};
+  opt.fold_unchecked = true;
+  cpu::CompiledProgram cp(p, opt);
+  REQUIRE(cp.kernels().at(1).folded);
+  // t reads e's full buffer, which the chain never wrote.
+  Inputs in = random_inputs(p, 5);
+  IeeeOutcome b = cp.run(in), a = eval_ieee(p, in);
+  REQUIRE(!a.failure);
+  REQUIRE(!b.failure);
+  std::optional<std::string> diff = oracle::outcome_difference(p, a, b);
+  INFO(diff.value_or("no difference"));
+  CHECK(diff.has_value());
 }
 
 TEST_CASE("a chain reports the failure of the first kernel in program order") {

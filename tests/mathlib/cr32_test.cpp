@@ -371,8 +371,22 @@ TEST_CASE("the 16-lane entry points give eval_f32's bits") {
   std::normal_distribution<float> gelu(0.0f, 0.70710677f);
   for (int i = 0; i < 4000; ++i) small.push_back(std::clamp(gelu(g), -2.0f, 2.0f));
   CHECK(v16_differs<Fn::Erf>(small, mpfr, true) == 0);
+  // exp's sixteen-lane form (registers whose every lane is in [-87, 88], as
+  // softmax's x - max): the special and random inputs in that range, packed
+  // together, then rows of x - max.
+  std::vector<float> soft;
+  for (float x : xs)
+    if (x >= -87.0f && x <= 88.0f) soft.push_back(x);
+  for (float x : {-87.0f, 88.0f, std::nextafter(-87.0f, 0.0f), std::nextafter(88.0f, 0.0f), 0.0f, -0.0f, 0x1p-149f,
+                  -0x1p-149f, 0x1p-26f, -0x1p-25f})
+    soft.push_back(x);
+  std::normal_distribution<float> row(0.0f, 1.0f);
+  for (int i = 0; i < 4000; ++i) soft.push_back(std::max(-87.0f, row(g) - 4.0f));
+  soft.resize(soft.size() / 16 * 16);
+  CHECK(v16_differs<Fn::Exp>(soft, mpfr, true) == 0);
+  CHECK(v16_differs<Fn::Exp>(soft, scalar) == 0);
   // The deliberately wrong cases: a perturbed fast path shows in these lanes.
-  for (auto [f, in] : {std::pair{Fn::Exp, &r}, std::pair{Fn::Erf, &small}}) {
+  for (auto [f, in] : {std::pair{Fn::Exp, &r}, std::pair{Fn::Exp, &soft}, std::pair{Fn::Erf, &small}}) {
     m::testing::set_f32_perturbation(f, 0x1p-30);
     size_t wrong = f == Fn::Exp ? v16_differs<Fn::Exp>(*in, mpfr, true) : v16_differs<Fn::Erf>(*in, mpfr, true);
     m::testing::set_f32_perturbation(f, 0.0);
