@@ -101,7 +101,7 @@ int bench_command(const BenchOptions& o) {
       return 0;
     }
     backends::cpu::CpuOptions copt{threads, o.dump_ir, o.opt_level};
-    copt.chain_bytes = o.chain_bytes;
+    if (o.chain_bytes >= 0) copt.chain_bytes = o.chain_bytes;
     copt.fold_storage = !o.no_fold;
     backends::cpu::CompiledProgram cp(p, copt);
     const auto& ks = cp.kernels();
@@ -200,7 +200,8 @@ Subcommand register_bench(CLI::App& app) {
   b->add_option("--opt-level", o->opt_level, "LLVM pipeline O0..O3")->check(CLI::Range(0, 3));
   b->add_option("--chain-bytes", o->chain_bytes,
                 "CPU: kernels that read each other only at their own rows run a block of rows at a time, a "
-                "block's data about this many bytes (default 262144; 0: each kernel over all its rows in turn)")
+                "block's data about this many bytes (default: three quarters of the L2 cache, 256 KiB where the system does "
+                "not say; 0: each kernel over all its rows in turn)")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
   b->add_flag("--no-fold", o->no_fold,
               "CPU: no storage folding (an output that only its chain reads, at its own rows, otherwise lives in "

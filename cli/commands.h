@@ -258,8 +258,9 @@ struct BenchOptions {
   bool json = false;
   bool dump_ir = false;
   int opt_level = 3;
-  /// CPU: CpuOptions::chain_bytes (0: no kernel chains).
-  int64_t chain_bytes = int64_t(256) << 10;
+  /// CPU: CpuOptions::chain_bytes (0: no kernel chains; -1: the host's
+  /// default, backends::cpu::default_chain_bytes).
+  int64_t chain_bytes = -1;
   /// CPU: off, CpuOptions::fold_storage (every output in a full buffer).
   bool no_fold = false;
   std::string arch = "sm_90";  ///< GPU backends: NVRTC's target

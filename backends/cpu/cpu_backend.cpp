@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
+
+#include <unistd.h>
 
 #include "backends/cpu/chains.h"
 #include "backends/cpu/codegen.h"
@@ -287,6 +289,14 @@ std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chai
     for (size_t j = 0; j < n; ++j) (*run_ms)[c.first + j] = sum > 0 ? wall * member[j] / sum : 0;
   }
   return fails;
+}
+
+int64_t default_chain_bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? int64_t(l2) / 4 * 3 : int64_t(256) << 10;
+  }();
+  return bytes;
 }
 
 int resolve_threads(int t) {

@@ -16,6 +16,13 @@
 
 namespace stax::backends::cpu {
 
+/// Three quarters of the host's L2 cache (each core's own), 256 KiB where
+/// the system does not say: a chain block's data then stays in L2 between
+/// the kernels that read it. Measured on a Zen 4 (1 MiB L2), softmax and
+/// layer norm over 4096-element rows ran 3-6 % faster with 768 KiB than
+/// with 256 KiB blocks.
+int64_t default_chain_bytes();
+
 struct CpuOptions {
   int threads = 1;       ///< 0: one per hardware thread
   bool keep_ir = false;  ///< keep each kernel's optimised LLVM IR (CompiledProgram::ir)
@@ -31,9 +38,9 @@ struct CpuOptions {
   int64_t min_parallel_work = int64_t(1) << 18;
   /// Kernel chains (chains.h): consecutive kernels that read each other
   /// only at their own rows run a block of rows at a time, a block's data
-  /// about this many bytes (the cache they share). 0: every kernel over all
-  /// its rows in turn.
-  int64_t chain_bytes = int64_t(256) << 10;
+  /// about this many bytes (the cache they share; default_chain_bytes). 0:
+  /// every kernel over all its rows in turn.
+  int64_t chain_bytes = default_chain_bytes();
   /// Chains without the row-locality check: the tests' deliberately wrong
   /// schedule, never for use.
   bool chain_unchecked = false;
