@@ -92,9 +92,12 @@ int link_math_forms(llvm::Module& m) {
     f->removeFnAttr(llvm::Attribute::OptimizeNone);
     f->addFnAttr(llvm::Attribute::AlwaysInline);
   }
-  // The library's tables do not change once built: their loads may be
-  // hoisted out of the kernel's loops.
-  if (llvm::GlobalVariable* t = m.getGlobalVariable("stax_f32_tables")) t->setConstant(true);
+  // The library's tables do not change once built, nor the test hook's
+  // factors while a kernel runs (they are set between runs): their loads may
+  // be hoisted out of the kernel's loops, and the test of the factor with
+  // them.
+  for (const char* g : {"stax_f32_tables", "stax_f32_pert"})
+    if (llvm::GlobalVariable* t = m.getGlobalVariable(g)) t->setConstant(true);
   release_forms(m);
   return int(wanted.size());
 }
