@@ -314,6 +314,21 @@ std::vector<std::string> Emitter::run(const std::string& fname) {
   fail_ = impl->getArg(unsigned(spec_.names.size() + 2));
   pos_ = i64(0);
   KernelShape ks = kernel_shape(spec_);
+  // Folded buffers (chain members only: never whole kernels) hold the rows
+  // from begin x rows-per-unit on.
+  for (size_t i = 0; i < spec_.folded.size(); ++i) {
+    if (!spec_.folded[i]) {
+      origin_.push_back(nullptr);
+      continue;
+    }
+    const sem::Shape& s = spec_.types[i].shape;
+    const sem::Shape& out = spec_.types[0].shape;
+    if (s.empty() || out.empty() || out[0] == 0 || ks.whole || s[0] != out[0] || ks.parallel_extent < 1 ||
+        out[0] % ks.parallel_extent != 0)
+      throw CompileError("a folded buffer of " + spec_.binding + " without rows of the kernel's range");
+    const int64_t row = num_elements(s) / s[0], unit = out[0] / ks.parallel_extent;
+    origin_.push_back(b_.CreateMul(begin, i64(unit * row)));
+  }
   // A whole kernel computes [0, extent) whatever range it is given:
   // CompiledProgram::run calls it once over that range. (A guard refusing
   // other ranges, one branch at entry, cost a fifth of fuzzing's

@@ -37,6 +37,11 @@ struct KernelSpec {
   sem::Expr expr;
   std::vector<std::string> names;
   std::vector<sem::TensorType> types;
+  /// Per buffer (empty: none): its storage holds only the rows of the
+  /// range the kernel is called for, from row `begin` times its rows per
+  /// range unit (chains.h: fold_storage). The kernel subtracts that row's
+  /// offset from every address in it.
+  std::vector<bool> folded;
 };
 
 /// Builds the spec of a binding: the buffers it reads, in first-use order.

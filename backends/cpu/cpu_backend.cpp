@@ -71,9 +71,24 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     if (auto why = unsupported(spec.expr))
       throw CompileError("normalize left binding " + b.name + " in a form the CPU backend cannot compile (" + *why +
                          "):\n" + print_program(impl_->program));
-    impl_->keys.push_back(kernel_key(spec));
+    impl_->shapes.push_back(kernel_shape(spec));
     impl_->specs.push_back(std::move(spec));
   }
+  // Chains and folded storage first: a folded buffer changes the code of
+  // every kernel that touches it (KernelSpec::folded).
+  impl_->chains = plan_chains(impl_->specs, impl_->shapes, opt.chain_bytes, opt.chain_unchecked);
+  if (opt.fold_storage) fold_storage(impl_->chains, impl_->specs, impl_->program.outputs, opt.fold_unchecked);
+  for (const Chain& c : impl_->chains)
+    for (size_t f : c.folded)
+      for (size_t j = c.first; j <= c.last; ++j) {
+        KernelSpec& s = impl_->specs[j];
+        for (size_t k = 0; k < s.names.size(); ++k)
+          if (s.names[k] == impl_->specs[f].binding) {
+            s.folded.resize(s.names.size(), false);
+            s.folded[k] = true;
+          }
+      }
+  for (const KernelSpec& s : impl_->specs) impl_->keys.push_back(kernel_key(s));
   // The emitters refer to the specs, which stay where they are from here on.
   std::vector<Jit::Request> reqs;
   for (size_t i = 0; i < impl_->specs.size(); ++i) {
@@ -90,7 +105,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
   for (size_t i = 0; i < impl_->specs.size(); ++i) {
     const KernelSpec& spec = impl_->specs[i];
     const CompiledKernel& k = impl_->compiled[i];
-    KernelShape ks = kernel_shape(spec);
+    const KernelShape& ks = impl_->shapes[i];
     KernelReport r;
     r.binding = impl_->program.bindings[i].name;
     r.text = print_expr(impl_->program.bindings[i].expr, &impl_->program);
@@ -116,11 +131,8 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.bytes_written = type_bytes(spec.types[0]);
     for (size_t j = 1; j < spec.types.size(); ++j) r.bytes_read += type_bytes(spec.types[j]);
     impl_->reports.push_back(std::move(r));
-    impl_->shapes.push_back(ks);
     impl_->work.push_back(kernel_work(spec));
   }
-  impl_->chains = plan_chains(impl_->specs, impl_->shapes, opt.chain_bytes, opt.chain_unchecked);
-  if (opt.fold_storage) fold_storage(impl_->chains, impl_->specs, impl_->program.outputs, opt.fold_unchecked);
   for (size_t c = 0; c < impl_->chains.size(); ++c) {
     for (size_t j = impl_->chains[c].first; j <= impl_->chains[c].last; ++j) {
       impl_->reports[j].chain = int(c);
@@ -244,31 +256,25 @@ std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chai
   std::vector<Fold> folds;
   for (size_t f : c.folded) {
     Fold fold{{}, type_bytes(specs[f].types[0]) / c.rows};
-    const void* full = args[f - c.first][0];
-    if (fold.row_bytes == 0) continue;  // nothing stored (and no distinct address)
+    if (fold.row_bytes == 0) continue;  // nothing stored
     for (size_t j = 0; j < n; ++j)
-      for (size_t s = 0; s < args[j].size(); ++s)
-        if (args[j][s] == full) fold.slots.emplace_back(j, s);
+      for (size_t s = 0; s < specs[c.first + j].names.size(); ++s)
+        if (specs[c.first + j].names[s] == specs[f].binding) fold.slots.emplace_back(j, s);
     folds.push_back(std::move(fold));
   }
   auto task = [&](int64_t t) {
-    // Each task's own arguments and folded buffers (a chunk's rows each):
-    // for the chunk from row r0, a folded slot holds the buffer's address
-    // less r0 rows, so that the kernels' row r lands at the buffer's row
-    // r - r0 (an address computed as an integer: it may lie outside any
-    // object; the kernels only add r0 rows or more back to it).
+    // Each task's own arguments and folded buffers (a chunk's rows each;
+    // the kernels address a folded buffer from the first row of the range
+    // they are called for: KernelSpec::folded).
     std::vector<std::vector<void*>> a = args;
     std::vector<std::unique_ptr<void, decltype(&std::free)>> scratch;
     for (const Fold& f : folds) {
       scratch.emplace_back(std::aligned_alloc(64, size_t(f.row_bytes * c.chunk + 63) / 64 * 64), &std::free);
       if (!scratch.back()) throw std::bad_alloc();
+      for (auto [j, s] : f.slots) a[j][s] = scratch.back().get();
     }
     for (int64_t ch = chunks * t / tasks; ch < chunks * (t + 1) / tasks; ++ch) {
       const int64_t r0 = ch * c.chunk, r1 = std::min(c.rows, r0 + c.chunk);
-      for (size_t i = 0; i < folds.size(); ++i)
-        for (auto [j, s] : folds[i].slots)
-          a[j][s] = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(scratch[i].get()) -
-                                            uintptr_t(r0) * uintptr_t(folds[i].row_bytes));
       for (size_t j = 0; j < n; ++j) {
         const int64_t unit = c.rows / shapes[c.first + j].parallel_extent;  // rows per unit of the range
         auto t0 = run_ms ? Clock::now() : Clock::time_point{};

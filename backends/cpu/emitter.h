@@ -203,9 +203,14 @@ class Emitter {
   }
 
   // ---- memory
+  /// A folded buffer's offsets count from its first row in the range.
+  Value* rebase(size_t buf, Value* off) {
+    if (buf >= origin_.size() || !origin_[buf]) return off;
+    return b_.CreateSub(b_.CreateSExtOrTrunc(off, b_.getInt64Ty()), origin_[buf]);
+  }
   Value* load(size_t buf, Value* off) {
     DType t = spec_.types[buf].dtype;
-    Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[buf], off);
+    Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[buf], rebase(buf, off));
     Value* raw = b_.CreateLoad(stype(t), p);
     switch (t) {
       case DType::F16: return call("stax_rt_f16_to_f32", b_.getFloatTy(), {raw});
@@ -217,7 +222,7 @@ class Emitter {
   }
   void store(Value* v, Value* off) {
     DType t = spec_.types[0].dtype;
-    Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[0], off);
+    Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[0], rebase(0, off));
     switch (t) {
       case DType::F16: v = call("stax_rt_f32_to_f16", b_.getInt16Ty(), {v}); break;
       case DType::BF16:
@@ -307,6 +312,7 @@ class Emitter {
   const KernelSpec& spec_;
   bool addr32_ = false;
   std::vector<Value*> bufs_;
+  std::vector<Value*> origin_;  ///< per buffer: a folded one's first element in the range, else null
   Value* fail_ = nullptr;
   Value* pos_ = nullptr;  ///< flat output index of the element being computed
   llvm::BasicBlock* alloca_block_ = nullptr;
