@@ -68,18 +68,26 @@ std::vector<cpu::KernelSpec> specs_of(const cpu::CompiledProgram& cp) {
   return s;
 }
 
+/// cp's outcome against the interpreter's on the inputs of `seed`, as
+/// outcome_difference says (neither run may fail); `out` must be an output.
+std::optional<std::string> difference(const cpu::CompiledProgram& cp, const Program& p, uint64_t seed,
+                                      const std::string& out) {
+  Inputs in = random_inputs(p, seed);
+  IeeeOutcome b = cp.run(in), a = eval_ieee(p, in);
+  REQUIRE(!a.failure);
+  REQUIRE(!b.failure);
+  CHECK(b.outputs.count(out));
+  return oracle::outcome_difference(p, a, b);
+}
+
 void check_same_bits(const Program& p, const cpu::CpuOptions& opt, const std::string& out) {
   cpu::CompiledProgram cp(p, opt);
   // Buffers of a run on other inputs first, so that a kernel reading a row
   // before it is written reads a stale value, not the interpreter's.
   REQUIRE(!cp.run(random_inputs(p, 12)).failure);
-  Inputs in = random_inputs(p, 11);
-  IeeeOutcome b = cp.run(in), a = eval_ieee(p, in);
-  REQUIRE(!a.failure);
-  std::optional<std::string> diff = oracle::outcome_difference(p, a, b);
+  std::optional<std::string> diff = difference(cp, p, 11, out);
   INFO(diff.value_or(""));
   CHECK(!diff);
-  CHECK(b.outputs.count(out));
 }
 
 }  // namespace
@@ -185,11 +193,7 @@ TEST_CASE("wrong case: folding a value that a kernel after the chain reads") {
   cpu::CompiledProgram cp(p, opt);
   REQUIRE(cp.kernels().at(1).folded);
   // t reads e's full buffer, which the chain never wrote.
-  Inputs in = random_inputs(p, 5);
-  IeeeOutcome b = cp.run(in), a = eval_ieee(p, in);
-  REQUIRE(!a.failure);
-  REQUIRE(!b.failure);
-  std::optional<std::string> diff = oracle::outcome_difference(p, a, b);
+  std::optional<std::string> diff = difference(cp, p, 5, "t");
   INFO(diff.value_or("no difference"));
   CHECK(diff.has_value());
 }
@@ -236,11 +240,7 @@ TEST_CASE("wrong case: a chain across a transposed read reads rows not yet writt
   // A first run on other inputs leaves its e in the buffer the second run
   // reuses: what t reads there before e's row is written is stale.
   REQUIRE(!cp.run(random_inputs(p, 6)).failure);
-  Inputs in = random_inputs(p, 5);
-  IeeeOutcome b = cp.run(in), a = eval_ieee(p, in);
-  REQUIRE(!a.failure);
-  REQUIRE(!b.failure);
-  std::optional<std::string> diff = oracle::outcome_difference(p, a, b);
+  std::optional<std::string> diff = difference(cp, p, 5, "t");
   INFO(diff.value_or("no difference"));
   CHECK(diff.has_value());
 }
