@@ -262,17 +262,19 @@ std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chai
         if (specs[c.first + j].names[s] == specs[f].binding) fold.slots.emplace_back(j, s);
     folds.push_back(std::move(fold));
   }
-  auto task = [&](int64_t t) {
-    // Each task's own arguments and folded buffers (a chunk's rows each;
-    // the kernels address a folded buffer from the first row of the range
-    // they are called for: KernelSpec::folded).
-    std::vector<std::vector<void*>> a = args;
-    std::vector<std::unique_ptr<void, decltype(&std::free)>> scratch;
+  // Each task's own arguments and folded buffers (a chunk's rows each; the
+  // kernels address a folded buffer from the first row of the range they
+  // are called for: KernelSpec::folded), allocated here, before the tasks.
+  std::vector<std::vector<std::vector<void*>>> task_args(size_t(tasks), args);
+  std::vector<std::unique_ptr<void, decltype(&std::free)>> scratch;
+  for (auto& a : task_args)
     for (const Fold& f : folds) {
       scratch.emplace_back(std::aligned_alloc(64, size_t(f.row_bytes * c.chunk + 63) / 64 * 64), &std::free);
       if (!scratch.back()) throw std::bad_alloc();
       for (auto [j, s] : f.slots) a[j][s] = scratch.back().get();
     }
+  auto task = [&](int64_t t) {
+    std::vector<std::vector<void*>>& a = task_args[size_t(t)];
     for (int64_t ch = chunks * t / tasks; ch < chunks * (t + 1) / tasks; ++ch) {
       const int64_t r0 = ch * c.chunk, r1 = std::min(c.rows, r0 + c.chunk);
       for (size_t j = 0; j < n; ++j) {
