@@ -338,9 +338,7 @@ __attribute__((target(STAX_AVX512))) f32::F32x16 f32::eval_v16_avx512(F32x16 x) 
   const __m512 xv = __builtin_bit_cast(__m512, x);
   __m512 o;
   const unsigned fail = f32::v16_avx512_regs<F>(xv, o, T, g_pert[size_t(F)]);
-  if (__builtin_expect(fail != 0, 0)) {
-    o = f32::cat16(resolve_lanes<F>(f32::lo8(xv), f32::lo8(o), fail & 0xffu), resolve_lanes<F>(f32::hi8(xv), f32::hi8(o), fail >> 8));
-  }
+  if (__builtin_expect(fail != 0, 0)) o = f32::resolve_halves(xv, o, fail, resolve_lanes_cold<F>);
   return __builtin_bit_cast(f32::F32x16, o);
 }
 

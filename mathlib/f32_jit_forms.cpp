@@ -36,10 +36,7 @@ template <Fn F>
 [[gnu::always_inline]] inline __m512 form(__m512 x, __m256 (*resolve)(__m256, __m256, unsigned)) {
   __m512 o;
   const unsigned fail = f32::v16_avx512_regs<F>(x, o, stax_f32_tables, stax_f32_pert[size_t(F)]);
-  if (__builtin_expect(fail == 0, 1)) return o;
-  const __m256 lo = fail & 0xffu ? resolve(f32::lo8(x), f32::lo8(o), fail & 0xffu) : f32::lo8(o);
-  const __m256 hi = fail >> 8 ? resolve(f32::hi8(x), f32::hi8(o), fail >> 8) : f32::hi8(o);
-  return f32::cat16(lo, hi);
+  return __builtin_expect(fail == 0, 1) ? o : f32::resolve_halves(x, o, fail, resolve);
 }
 }  // namespace
 

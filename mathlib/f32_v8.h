@@ -95,6 +95,18 @@ template <Fn F>
   return __builtin_bit_cast(__m512, __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
 }
 
+/// o with the lanes flagged in `fail` (bit i: lane i) taken from the slow
+/// path, half by half: `resolve8(x, o, bits)` does it for eight lanes, and
+/// is called only for a half with a flagged lane.
+template <class Resolve8>
+[[gnu::always_inline]] inline __attribute__((target(STAX_AVX512))) __m512 resolve_halves(__m512 x, __m512 o,
+                                                                                        unsigned fail,
+                                                                                        Resolve8 resolve8) {
+  const __m256 lo = fail & 0xffu ? resolve8(lo8(x), lo8(o), fail & 0xffu) : lo8(o);
+  const __m256 hi = fail >> 8 ? resolve8(hi8(x), hi8(o), fail >> 8) : hi8(o);
+  return cat16(lo, hi);
+}
+
 /// Sixteen lanes in one zmm register, as the kernels call them
 /// (eval_v16_avx512) and the interpreter's block loop runs them: exp's
 /// sixteen-lane form where every lane is in its range, else each half

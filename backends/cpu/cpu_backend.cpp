@@ -37,6 +37,13 @@ struct CompiledProgram::Impl {
   std::vector<KernelReport> reports;
   std::vector<std::string> keys;
   std::vector<Chain> chains;  ///< in program order
+  /// A folded output of a chain: the argument slots (member of the chain,
+  /// slot) that hold it, and its bytes a row.
+  struct Fold {
+    std::vector<std::pair<size_t, size_t>> slots;
+    int64_t row_bytes = 0;
+  };
+  std::vector<std::vector<Fold>> folds;  ///< per chain, its folded outputs that store anything
   // Buffers of earlier runs, reused once the caller has let go of them (a
   // caching allocator: fresh pages would make every run pay page faults).
   mutable std::mutex pool_mu;
@@ -78,16 +85,22 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
   // every kernel that touches it (KernelSpec::folded).
   impl_->chains = plan_chains(impl_->specs, impl_->shapes, opt.chain_bytes, opt.chain_unchecked);
   if (opt.fold_storage) fold_storage(impl_->chains, impl_->specs, impl_->program.outputs, opt.fold_unchecked);
-  for (const Chain& c : impl_->chains)
-    for (size_t f : c.folded)
+  for (const Chain& c : impl_->chains) {
+    std::vector<Impl::Fold>& folds = impl_->folds.emplace_back();
+    for (size_t f : c.folded) {
+      Impl::Fold fold{{}, type_bytes(impl_->specs[f].types[0]) / c.rows};
       for (size_t j = c.first; j <= c.last; ++j) {
         KernelSpec& s = impl_->specs[j];
         for (size_t k = 0; k < s.names.size(); ++k)
           if (s.names[k] == impl_->specs[f].binding) {
             s.folded.resize(s.names.size(), false);
             s.folded[k] = true;
+            fold.slots.emplace_back(j - c.first, k);
           }
       }
+      if (fold.row_bytes > 0) folds.push_back(std::move(fold));  // else nothing stored
+    }
+  }
   for (const KernelSpec& s : impl_->specs) impl_->keys.push_back(kernel_key(s));
   // The emitters refer to the specs, which stay where they are from here on.
   std::vector<Jit::Request> reqs;
@@ -247,28 +260,13 @@ std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chai
   std::vector<std::vector<FailRecord>> fails(n, std::vector<FailRecord>(size_t(chunks)));
   // With run_ms: each member's time summed over the chunks of every task.
   std::vector<std::vector<double>> cpu(size_t(tasks), std::vector<double>(n, 0.0));
-  // Folded outputs: the argument slots (member, slot) that hold each one's
-  // full buffer, and its bytes a row.
-  struct Fold {
-    std::vector<std::pair<size_t, size_t>> slots;
-    int64_t row_bytes = 0;
-  };
-  std::vector<Fold> folds;
-  for (size_t f : c.folded) {
-    Fold fold{{}, type_bytes(specs[f].types[0]) / c.rows};
-    if (fold.row_bytes == 0) continue;  // nothing stored
-    for (size_t j = 0; j < n; ++j)
-      for (size_t s = 0; s < specs[c.first + j].names.size(); ++s)
-        if (specs[c.first + j].names[s] == specs[f].binding) fold.slots.emplace_back(j, s);
-    folds.push_back(std::move(fold));
-  }
   // Each task's own arguments and folded buffers (a chunk's rows each; the
   // kernels address a folded buffer from the first row of the range they
   // are called for: KernelSpec::folded), allocated here, before the tasks.
   std::vector<std::vector<std::vector<void*>>> task_args(size_t(tasks), args);
   std::vector<std::unique_ptr<void, decltype(&std::free)>> scratch;
   for (auto& a : task_args)
-    for (const Fold& f : folds) {
+    for (const Fold& f : folds[size_t(&c - chains.data())]) {  // c is one of `chains`
       scratch.emplace_back(std::aligned_alloc(64, size_t(f.row_bytes * c.chunk + 63) / 64 * 64), &std::free);
       if (!scratch.back()) throw std::bad_alloc();
       for (auto [j, s] : f.slots) a[j][s] = scratch.back().get();
