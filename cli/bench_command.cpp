@@ -103,6 +103,7 @@ int bench_command(const BenchOptions& o) {
     backends::cpu::CpuOptions copt{threads, o.dump_ir, o.opt_level};
     if (o.chain_bytes >= 0) copt.chain_bytes = o.chain_bytes;
     copt.fold_storage = !o.no_fold;
+    if (o.stream_bytes != -2) copt.stream_bytes = o.stream_bytes;
     backends::cpu::CompiledProgram cp(p, copt);
     const auto& ks = cp.kernels();
     std::vector<std::vector<double>> samples(ks.size());
@@ -147,6 +148,7 @@ int bench_command(const BenchOptions& o) {
                         : ", parallel over " + std::to_string(kr.parallel_extent);
       if (kr.chain >= 0) shape += ", chain " + std::to_string(kr.chain) + " (" + std::to_string(kr.chain_rows) + " rows a step)";
       if (kr.folded) shape += ", folded";
+      if (kr.streamed) shape += ", streamed";
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},
                                             {"optimise", kr.optimise_ms}, {"codegen", kr.codegen_ms},
@@ -206,6 +208,10 @@ Subcommand register_bench(CLI::App& app) {
   b->add_flag("--no-fold", o->no_fold,
               "CPU: no storage folding (an output that only its chain reads, at its own rows, otherwise lives in "
               "one block of rows)");
+  b->add_option("--stream-bytes", o->stream_bytes,
+                "CPU: a program output that no kernel reads, of at least this many bytes (and 4 MiB), is written "
+                "with non-temporal stores (default 16 MiB; -1: never)")
+      ->check(CLI::Range(int64_t(-1), int64_t(1) << 40));
   b->add_flag("--dump-ir", o->dump_ir, "print each kernel's optimised LLVM IR to stderr");
   b->add_flag("--json", o->json, "one JSON document");
   return {b, [o] { return bench_command(*o); }};

@@ -263,6 +263,9 @@ struct BenchOptions {
   int64_t chain_bytes = -1;
   /// CPU: off, CpuOptions::fold_storage (every output in a full buffer).
   bool no_fold = false;
+  /// CPU: CpuOptions::stream_bytes (-1: never; -2: the default,
+  /// backends::cpu::default_stream_bytes).
+  int64_t stream_bytes = -2;
   std::string arch = "sm_90";  ///< GPU backends: NVRTC's target
   std::string mutant;          ///< a seeded bug compiled in (the benches' own wrong case)
   unsigned block = 128;        ///< GPU backends: threads per block of a pointwise kernel

@@ -9,8 +9,8 @@ namespace stax::sem {
 
 namespace {
 
-constexpr size_t kHugePage = size_t(2) << 20;
-constexpr size_t kLargeBlock = size_t(4) << 20;  // NumPy's threshold for huge pages
+constexpr size_t kHugePage = kLargeTensorAlign;
+constexpr size_t kLargeBlock = kLargeTensorBytes;
 
 }  // namespace
 

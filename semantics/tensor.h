@@ -15,6 +15,10 @@ namespace stax::sem {
 /// advised as transparent huge pages (as NumPy does): a fresh 64 MiB tensor
 /// then takes 32 page faults instead of 16,384, which were most of the
 /// system time of `stax run` on large tensors.
+/// Tensor storage of at least this many bytes (NumPy's threshold for huge
+/// pages) is aligned to kLargeTensorAlign bytes, with huge pages advised.
+inline constexpr size_t kLargeTensorBytes = size_t(4) << 20;
+inline constexpr size_t kLargeTensorAlign = size_t(2) << 20;
 void* allocate_tensor_bytes(size_t bytes);
 void free_tensor_bytes(void* p, size_t bytes) noexcept;
 

@@ -1,6 +1,7 @@
 #include "backends/cpu/codegen.h"
 
 #include "backends/cpu/emitter.h"
+#include "backends/cpu/stream_stores.h"
 #include "semantics/index_eval.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/printer.h"
@@ -346,8 +347,15 @@ std::vector<std::string> Emitter::run(const std::string& fname) {
   f->addFnAttr(llvm::Attribute::NoUnwind);
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
   std::vector<Value*> args;
-  for (size_t i = 0; i < spec_.names.size(); ++i)
-    args.push_back(b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, f->getArg(0), i)));
+  for (size_t i = 0; i < spec_.names.size(); ++i) {
+    auto* arg = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, f->getArg(0), i));
+    if (i == 0 && spec_.stream) {  // stream_stores.h; the runtime checks the alignment
+      arg->setMetadata(kStreamMetadata, llvm::MDNode::get(ctx_, {}));
+      arg->setMetadata(llvm::LLVMContext::MD_align,
+                       llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt64(kStreamAlign))}));
+    }
+    args.push_back(arg);
+  }
   args.push_back(f->getArg(1));
   args.push_back(f->getArg(2));
   args.push_back(f->getArg(3));

@@ -42,6 +42,10 @@ struct KernelSpec {
   /// range unit (chains.h: fold_storage). The kernel subtracts that row's
   /// offset from every address in it.
   std::vector<bool> folded;
+  /// Its output (a program output no kernel reads, allocated aligned to
+  /// kStreamAlign) is written with non-temporal stores where the stores are
+  /// proved aligned (stream_stores.h).
+  bool stream = false;
 };
 
 /// Builds the spec of a binding: the buffers it reads, in first-use order.

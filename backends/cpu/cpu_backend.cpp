@@ -1,16 +1,20 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <unistd.h>
 
 #include "backends/cpu/chains.h"
 #include "backends/cpu/codegen.h"
+#include "backends/cpu/stream_stores.h"
 #include "backends/cpu/thread_pool.h"
 #include "backends/normal_form.h"
 #include "semantics/printer.h"
@@ -24,6 +28,18 @@ namespace {
 
 constexpr int64_t kMaxElements = int64_t(1) << 32;  // as the interpreter
 
+/// KernelSpec::stream for each program output that no kernel reads, of at
+/// least `min_bytes` and sem::kLargeTensorBytes (CpuOptions::stream_bytes).
+void mark_streamed(std::vector<KernelSpec>& specs, const std::vector<std::string>& outputs, int64_t min_bytes) {
+  if (min_bytes < 0) return;
+  std::set<std::string> read;
+  for (const KernelSpec& s : specs) read.insert(s.names.begin() + 1, s.names.end());
+  for (KernelSpec& s : specs) {
+    const int64_t bytes = type_bytes(s.types[0]);
+    s.stream = bytes >= min_bytes && bytes >= int64_t(kLargeTensorBytes) && !read.count(s.binding) &&
+               std::find(outputs.begin(), outputs.end(), s.binding) != outputs.end();
+  }
+}
 
 }  // namespace
 
@@ -101,6 +117,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
       if (fold.row_bytes > 0) folds.push_back(std::move(fold));  // else nothing stored
     }
   }
+  mark_streamed(impl_->specs, impl_->program.outputs, opt.stream_bytes);
   for (const KernelSpec& s : impl_->specs) impl_->keys.push_back(kernel_key(s));
   // The emitters refer to the specs, which stay where they are from here on.
   std::vector<Jit::Request> reqs;
@@ -141,6 +158,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.tile = ks.tile;
     r.whole = ks.whole;
     r.parallel_extent = ks.parallel_extent;
+    r.streamed = spec.stream;
     r.bytes_written = type_bytes(spec.types[0]);
     for (size_t j = 1; j < spec.types.size(); ++j) r.bytes_read += type_bytes(spec.types[j]);
     impl_->reports.push_back(std::move(r));
@@ -200,6 +218,9 @@ IeeeOutcome CompiledProgram::run(const Inputs& in, std::vector<double>* run_ms) 
                             " elements, over the limit of " + std::to_string(kMaxElements)};
       std::shared_ptr<Tensor> result = impl_->buffer(j, t);
       args.push_back(kernel_args(impl_->specs[j], *result, env));
+      if (impl_->specs[j].stream && reinterpret_cast<uintptr_t>(args.back()[0]) % kStreamAlign != 0)
+        throw std::logic_error("the streamed output " + impl_->specs[j].binding + " is not aligned to " +
+                               std::to_string(kStreamAlign) + " bytes");
       env[impl_->specs[j].binding] = result.get();
       owned[impl_->specs[j].binding] = result;
     }
@@ -304,6 +325,8 @@ int64_t default_chain_bytes() {
   }();
   return bytes;
 }
+
+int64_t default_stream_bytes() { return int64_t(16) << 20; }
 
 int resolve_threads(int t) {
   if (t > 0) return t;

@@ -22,6 +22,9 @@ namespace stax::backends::cpu {
 /// layer norm over 4096-element rows ran 3-6 % faster with 768 KiB than
 /// with 256 KiB blocks.
 int64_t default_chain_bytes();
+/// CpuOptions::stream_bytes by default: 16 MiB, where the output would
+/// no longer stay in a core's share of a large last-level cache.
+int64_t default_stream_bytes();
 
 struct CpuOptions {
   int threads = 1;       ///< 0: one per hardware thread
@@ -50,6 +53,12 @@ struct CpuOptions {
   /// Folding without the checks of who reads a member's output: the tests'
   /// deliberately wrong folding, never for use.
   bool fold_unchecked = false;
+  /// A program output that no kernel reads, of at least this many bytes (and
+  /// of at least sem::kLargeTensorBytes, which the allocator aligns), is
+  /// written with non-temporal stores (stream_stores.h): larger than the
+  /// caches, it would otherwise be read from memory before it is written.
+  /// Negative: never.
+  int64_t stream_bytes = default_stream_bytes();
 };
 
 struct KernelReport {
@@ -68,6 +77,7 @@ struct KernelReport {
   int chain = -1;          ///< the kernel chain it runs in (CompiledProgram's, in order), -1: none
   int64_t chain_rows = 0;  ///< that chain's rows a step
   bool folded = false;     ///< its output lives in one step's rows (CpuOptions::fold_storage)
+  bool streamed = false;   ///< its output is written with non-temporal stores (CpuOptions::stream_bytes)
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
 };
 

@@ -33,6 +33,7 @@
 
 #include "backends/cpu/math_forms.h"
 #include "backends/cpu/object_cache.h"
+#include "backends/cpu/stream_stores.h"
 #include "semantics/mutants.h"
 
 namespace stax::backends::cpu {
@@ -129,13 +130,22 @@ std::string kernel_pipeline(int level) {
   // The math forms the vectoriser called, linked and inlined (math_forms.h);
   // the last passes then hoist their constants out of the loop.
   if (level >= 2) s.back() = ')', s += ",stax-link-math-forms,always-inline,globaldce,function(";
-  return s + "loop-mssa(licm<allowspeculation>),instsimplify," + keep + ")";
+  // Last, the non-temporal stores of a streamed output (stream_stores.h):
+  // vector stores, so after the vectoriser.
+  return s + "loop-mssa(licm<allowspeculation>),instsimplify," + keep + "),stax-stream-stores";
 }
 
 /// The module pass "stax-link-math-forms" (math_forms.h).
 struct LinkMathForms : llvm::PassInfoMixin<LinkMathForms> {
   llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&) {
     return link_math_forms(m) > 0 ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
+  }
+};
+
+/// The module pass "stax-stream-stores" (stream_stores.h).
+struct StreamStores : llvm::PassInfoMixin<StreamStores> {
+  llvm::PreservedAnalyses run(llvm::Module& m, llvm::ModuleAnalysisManager&) {
+    return mark_stream_stores(m) > 0 ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
   }
 };
 
@@ -347,8 +357,9 @@ struct Jit::Impl {
     });
     pb.registerPipelineParsingCallback([](llvm::StringRef name, llvm::ModulePassManager& mpm,
                                           llvm::ArrayRef<llvm::PassBuilder::PipelineElement>) {
-      if (name != "stax-link-math-forms") return false;
-      mpm.addPass(LinkMathForms());
+      if (name == "stax-link-math-forms") mpm.addPass(LinkMathForms());
+      else if (name == "stax-stream-stores") mpm.addPass(StreamStores());
+      else return false;
       return true;
     });
     pb.registerModuleAnalyses(mam);
@@ -366,6 +377,7 @@ struct Jit::Impl {
       mpm.addPass(LinkMathForms());
       mpm.addPass(llvm::AlwaysInlinerPass());
       mpm.addPass(llvm::GlobalDCEPass());
+      mpm.addPass(StreamStores());
     } else if (auto err = pb.parsePassPipeline(mpm, kernel_pipeline(level)))
       throw CompileError("the kernel pass pipeline: " + take_error(std::move(err)));
     mpm.run(m, mam);

@@ -280,6 +280,7 @@ std::string kernel_key(const KernelSpec& s) {
   std::string key = s.binding + " = " + print_expr(s.expr) + "\n";
   for (size_t i = 0; i < s.names.size(); ++i)
     key += s.names[i] + " : " + type_str(s.types[i]) + (i < s.folded.size() && s.folded[i] ? " folded" : "") + "\n";
+  if (s.stream) key += "stream\n";
   // The math binding changes the calls emitted (vecmath.h).
   if (math_binding() != MathBinding::Vector) key += "math " + std::string(math_binding_name(math_binding())) + "\n";
   return key;
