@@ -49,6 +49,17 @@ inline constexpr double kErfPoly[17] = {
     0x1.927d96adf2450p-34, -0x1.aa708a4c6fcc0p-38, 0x1.74357eb20bdefp-42, -0x1.d0f90cace87fdp-47,
     0x1.2e0d4bc0fd152p-52};
 
+/// exp(r) for |r| <= 0.021664 (the reduced argument of exp_v16_in_range):
+/// the Chebyshev interpolant of degree 4 on [-0.021661, 0.021661], each
+/// coefficient rounded to binary64 (tools/exp_poly.py). |p - exp| <=
+/// 2^-38.50 exp on [-0.021664, 0.021664] (cr32_test proves it from exp's
+/// Taylor series and a subdivision: exp_poly_bound; sampled, the largest
+/// error is 2^-38.52, at the ends). The first tier of
+/// exp_v16_in_range; the degree-6 Taylor polynomial (Tables::exp16_c) is
+/// the second.
+inline constexpr double kExpPoly4[5] = {0x1.0000000000000p+0, 0x1.fffffffb1347bp-1, 0x1.fffffffe5bc2fp-2,
+                                        0x1.5557e5540b62bp-3, 0x1.55570aa97ea7fp-5};
+
 }  // namespace stax::math::f32::vec
 
 #define STAX_AVX512 "avx512f,avx512dq,avx512vl"

@@ -353,6 +353,51 @@ size_t v16_differs(const std::vector<float>& xs, float (*want)(Fn, float, float)
   return bad;
 }
 
+/// exp_v16_in_range (mathlib/f32_vec_impl.inc) on x[0..16), by `tier`: 0 the
+/// form (both tiers), 1 its first tier alone, 2 the first tier with the
+/// second's window of 256 patterns (deliberately wrong: too narrow for the
+/// degree-4 polynomial's error). Returns the lanes whose rounding test
+/// failed. Only where host_has_avx512(), on registers in [-87, 88].
+__attribute__((target("avx512f,avx512dq,avx512vl"))) unsigned run_exp_tier(const float* x, float* o, int tier) {
+  namespace v = m::f32::vec;
+  const __m512 in = _mm512_loadu_ps(x);
+  __m512 out = _mm512_setzero_ps();
+  __mmask16 fail = 0;
+  const m::f32::Tables& T = m::f32::tables();
+  if (tier == 0) REQUIRE(v::avx512::exp_v16_in_range(in, out, fail, T, 1.0));
+  else if (tier == 1) fail = v::avx512::exp_v16_tier<5, (int64_t(1) << 16)>(in, out, v::kExpPoly4, T, 1.0);
+  else fail = v::avx512::exp_v16_tier<5, 128>(in, out, v::kExpPoly4, T, 1.0);
+  _mm512_storeu_ps(o, out);
+  return fail;
+}
+
+TEST_CASE("exp's sixteen-lane form: the second tier rounds what the first cannot; without it, wrong bits") {
+  if (!m::f32::host_has_avx512()) return;  // the form is AVX-512 only
+  std::mt19937 g(41);
+  std::uniform_real_distribution<float> soft(-87.0f, 0.0f), any(-87.0f, 88.0f);
+  std::vector<float> xs(size_t(1) << 20);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = i % 4 ? soft(g) : any(g);
+  size_t tier1_fails = 0, wrong = 0, wrong_narrow = 0, slow = 0;
+  for (size_t i = 0; i < xs.size(); i += 16) {
+    float o[16], o1[16], o2[16];
+    const unsigned fail = run_exp_tier(&xs[i], o, 0);
+    tier1_fails += size_t(std::popcount(run_exp_tier(&xs[i], o1, 1)));
+    const unsigned narrow = run_exp_tier(&xs[i], o2, 2);
+    slow += size_t(std::popcount(fail));
+    for (int k = 0; k < 16; ++k) {
+      const float want = m::mpfr_f32(Fn::Exp, xs[i + size_t(k)]);
+      wrong += !(fail >> k & 1) && bits_of(o[k]) != bits_of(want);
+      wrong_narrow += !(narrow >> k & 1) && bits_of(o2[k]) != bits_of(want);
+    }
+  }
+  UNSCOPED_INFO("first tier fails on " << tier1_fails << " lanes, the form on " << slow << ", the narrow window "
+                                       << wrong_narrow << " wrong");
+  CHECK(tier1_fails > 0);   // about 2^-12 of the lanes: the second tier ran
+  CHECK(slow < tier1_fails);
+  CHECK(wrong == 0);
+  CHECK(wrong_narrow > 0);  // the deliberately wrong window accepts wrong roundings
+}
+
 TEST_CASE("the 16-lane entry points give eval_f32's bits") {
   std::vector<float> xs = special_inputs();
   std::vector<float> r = random_inputs(4000, 6);
@@ -597,10 +642,30 @@ struct ErfPolyBound {
 /// q(t0 + s) = sum b_k s^k gives |q| <= |b_0| + sum_k>0 |b_k| h^k. All in
 /// 256-bit MPFR (m::Big; its rounding errors, below 2^-230 here, covered
 /// by a margin of 2^-200).
+/// max |q(t)| over t in [t0, t0 + h] (rounded up, before the margin): the
+/// Taylor shift q(t0 + s) = sum b_k s^k (synthetic division, in r), then
+/// |b_0| + sum_k>0 |b_k| h^k.
+void piece_bound(const std::vector<m::Big>& q, const m::Big& t0, const m::Big& h, std::vector<m::Big>& r,
+                 m::Big& bound) {
+  const int n = int(q.size()) - 1;
+  for (int k = 0; k <= n; ++k) mpfr_set(r[size_t(k)].v, q[size_t(k)].v, MPFR_RNDN);
+  for (int i = 0; i < n; ++i)
+    for (int j = n - 1; j >= i; --j) mpfr_fma(r[size_t(j)].v, t0.v, r[size_t(j) + 1].v, r[size_t(j)].v, MPFR_RNDN);
+  m::Big hk, term;
+  mpfr_abs(bound.v, r[0].v, MPFR_RNDU);
+  mpfr_set_ui(hk.v, 1, MPFR_RNDN);
+  for (int k = 1; k <= n; ++k) {
+    mpfr_mul(hk.v, hk.v, h.v, MPFR_RNDU);
+    mpfr_abs(term.v, r[size_t(k)].v, MPFR_RNDU);
+    mpfr_mul(term.v, term.v, hk.v, MPFR_RNDU);
+    mpfr_add(bound.v, bound.v, term.v, MPFR_RNDU);
+  }
+}
+
 ErfPolyBound erf_poly_bound(const ErfPoly& c) {
   constexpr int kN = 90, kPieces = 512;
   std::vector<m::Big> q(kN + 1), r(kN + 1);
-  m::Big g, tmp, t0, bound, worst, g4, s4;
+  m::Big g, tmp, t0, bound, worst, g4, s4, h(0x1p-7);  // h = 4 / 512
   // g = 2/sqrt(pi) (-1)^n / n!, q_n = c_n - g/(2n+1).
   mpfr_const_pi(g.v, MPFR_RNDN);
   mpfr_rec_sqrt(g.v, g.v, MPFR_RNDN);
@@ -618,15 +683,7 @@ ErfPolyBound erf_poly_bound(const ErfPoly& c) {
   for (int piece = 0; piece < kPieces; ++piece) {
     mpfr_set_ui(t0.v, unsigned(piece), MPFR_RNDN);
     mpfr_div_ui(t0.v, t0.v, kPieces / 4, MPFR_RNDN);  // exact: kPieces / 4 is a power of two
-    for (int n = 0; n <= kN; ++n) mpfr_set(r[n].v, q[n].v, MPFR_RNDN);
-    for (int i = 0; i < kN; ++i)  // synthetic division: r_k becomes b_k
-      for (int j = kN - 1; j >= i; --j) mpfr_fma(r[j].v, t0.v, r[j + 1].v, r[j].v, MPFR_RNDN);
-    mpfr_abs(bound.v, r[0].v, MPFR_RNDU);
-    for (int k = 1; k <= kN; ++k) {
-      mpfr_abs(g.v, r[k].v, MPFR_RNDU);
-      mpfr_div_2ui(g.v, g.v, unsigned(k * 7), MPFR_RNDU);  // h = 4 / 512 = 2^-7
-      mpfr_add(bound.v, bound.v, g.v, MPFR_RNDU);
-    }
+    piece_bound(q, t0, h, r, bound);
     mpfr_max(worst.v, worst.v, bound.v, MPFR_RNDU);
   }
   mpfr_add(worst.v, worst.v, tmp.v, MPFR_RNDU);
@@ -648,6 +705,47 @@ ErfPolyBound erf_poly_bound(const ErfPoly& c) {
   return {mpfr_get_d(worst.v, MPFR_RNDU), mpfr_get_d(s4.v, MPFR_RNDU)};
 }
 
+/// f32_vec.h's kExpPoly4 bound for a polynomial c of degree 4: max |p(r) -
+/// exp(r)| / exp(r) over every real r in [-R, R], R = 0x1.62fp-6 (0.021664,
+/// beyond exp_v16_in_range's |r| < 0.021662), proven, not sampled. exp's
+/// Taylor polynomial T_12 stands in for exp: |exp - T_12| <= R^13/13! e^R
+/// < 2 R^13/13! there. q = p - T_12 has known coefficients; on each of 8192
+/// pieces of width h = 2R/8192 its Taylor shift bounds |q| (piece_bound:
+/// |b_1| h, the slope's share, is about 25 h / R of the bound at the ends,
+/// where a Chebyshev interpolant's error is largest and steepest);
+/// the sum is divided by exp(-R), the least exp(r). 256-bit MPFR, a margin
+/// of 2^-200.
+double exp_poly_bound(const double (&c)[5]) {
+  constexpr int kN = 12, kPieces = 8192;
+  std::vector<m::Big> q(kN + 1), r(kN + 1);
+  m::Big f, t0, h, bound, worst, rad(0x1.62fp-6), tail;
+  mpfr_set_ui(f.v, 1, MPFR_RNDN);
+  for (int n = 0; n <= kN; ++n) {  // q_n = c_n - 1/n!
+    if (n > 0) mpfr_div_ui(f.v, f.v, unsigned(n), MPFR_RNDN);
+    mpfr_set_d(q[size_t(n)].v, n < 5 ? c[n] : 0.0, MPFR_RNDN);
+    mpfr_sub(q[size_t(n)].v, q[size_t(n)].v, f.v, MPFR_RNDN);
+  }
+  mpfr_div_ui(h.v, rad.v, kPieces / 2, MPFR_RNDN);  // exact: a power of two
+  mpfr_set_ui(worst.v, 0, MPFR_RNDN);
+  for (int piece = 0; piece < kPieces; ++piece) {
+    mpfr_mul_si(t0.v, h.v, piece, MPFR_RNDN);  // exact
+    mpfr_sub(t0.v, t0.v, rad.v, MPFR_RNDN);    // exact: -R + piece h
+    piece_bound(q, t0, h, r, bound);
+    mpfr_max(worst.v, worst.v, bound.v, MPFR_RNDU);
+  }
+  mpfr_pow_ui(tail.v, rad.v, kN + 1, MPFR_RNDU);  // 2 R^13 / 13!
+  mpfr_mul_ui(tail.v, tail.v, 2, MPFR_RNDU);
+  mpfr_mul(tail.v, tail.v, f.v, MPFR_RNDU);
+  mpfr_div_ui(tail.v, tail.v, kN + 1, MPFR_RNDU);
+  mpfr_add(worst.v, worst.v, tail.v, MPFR_RNDU);
+  mpfr_set_d(tail.v, 0x1p-200, MPFR_RNDN);
+  mpfr_add(worst.v, worst.v, tail.v, MPFR_RNDU);
+  mpfr_neg(f.v, rad.v, MPFR_RNDN);
+  mpfr_exp(f.v, f.v, MPFR_RNDD);
+  mpfr_div(worst.v, worst.v, f.v, MPFR_RNDU);
+  return mpfr_get_d(worst.v, MPFR_RNDU);
+}
+
 /// The relative error of f32_vec.h's erf candidate from a polynomial with
 /// these bounds: approximation, evaluation (gamma_k sum |c_i| t^i), the
 /// product by |x|.
@@ -658,6 +756,26 @@ double erf_poly_error(const ErfPolyBound& b) {
 }
 
 }  // namespace
+
+TEST_CASE("exp's degree-4 polynomial (the sixteen-lane form's first tier): its error bound, proven") {
+  namespace v = m::f32::vec;
+  const double b = exp_poly_bound(v::kExpPoly4);
+  UNSCOPED_INFO("approx 2^" << std::log2(b));
+  CHECK(b < std::exp2(-38.50));  // f32_vec.h's figure
+  // f32_vec_impl.inc's E1 (evaluation, table and product 7u; the reduction
+  // 2^-48.26) and its window of 2^16 patterns a side.
+  const double e1 = b + 7 * 0x1p-53 + std::exp2(-48.26);
+  CHECK(e1 < std::exp2(-38.49));
+  CHECK(0x1p54 * std::exp2(-38.49) < 0x1p16);
+  // Deliberately wrong: the linear coefficient off by 2^-36 of itself, or
+  // exp's Taylor polynomial of degree 4 in its place.
+  double bad[5];
+  std::copy(std::begin(v::kExpPoly4), std::end(v::kExpPoly4), bad);
+  bad[1] *= 1 + 0x1p-36;
+  CHECK(exp_poly_bound(bad) > std::exp2(-38.50));
+  const double taylor[5] = {1.0, 1.0, 0.5, 1.0 / 6, 1.0 / 24};
+  CHECK(exp_poly_bound(taylor) > std::exp2(-35));
+}
 
 TEST_CASE("erf's polynomial for |x| <= 2: its error bound, proven over [0, 4]") {
   namespace v = m::f32::vec;
