@@ -157,6 +157,9 @@ Shape infer_reshape(const Shape& src, std::vector<int64_t> s) {
     } else if (s[k] < 0) {
       fail("invalid size " + std::to_string(s[k]));
     } else {
+      // Sizes from the graph: their product must not overflow (graph fuzz
+      // target, UBSan: a signed overflow here on 2026-12-05).
+      if (s[k] > 0 && known > kMaxElements / s[k]) fail("cannot reshape into " + shape_text(s) + ": too many elements");
       known *= s[k];
     }
   }
