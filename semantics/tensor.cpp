@@ -7,25 +7,18 @@
 
 namespace stax::sem {
 
-namespace {
-
-constexpr size_t kHugePage = kLargeTensorAlign;
-constexpr size_t kLargeBlock = kLargeTensorBytes;
-
-}  // namespace
-
 void* allocate_tensor_bytes(size_t bytes) {
-  if (bytes < kLargeBlock) return ::operator new(bytes);
-  size_t rounded = (bytes + kHugePage - 1) & ~(kHugePage - 1);
-  void* p = ::operator new(rounded, std::align_val_t(kHugePage));
+  if (bytes < kLargeTensorBytes) return ::operator new(bytes);
+  size_t rounded = (bytes + kLargeTensorAlign - 1) & ~(kLargeTensorAlign - 1);
+  void* p = ::operator new(rounded, std::align_val_t(kLargeTensorAlign));
   // Advice only: where huge pages are off or unavailable it costs speed, never correctness.
   (void)::madvise(p, rounded, MADV_HUGEPAGE);
   return p;
 }
 
 void free_tensor_bytes(void* p, size_t bytes) noexcept {
-  if (bytes < kLargeBlock) ::operator delete(p);
-  else ::operator delete(p, std::align_val_t(kHugePage));
+  if (bytes < kLargeTensorBytes) ::operator delete(p);
+  else ::operator delete(p, std::align_val_t(kLargeTensorAlign));
 }
 
 uint64_t Tensor::get_bits(int64_t i) const {
