@@ -60,6 +60,36 @@ void release_forms(llvm::Module& m) {
   if (!keep.empty()) llvm::appendToCompilerUsed(m, keep);
 }
 
+/// The library's tables, built once, as bytes.
+std::string_view table_bytes() {
+  const math::f32::Tables& t = math::f32::tables();
+  return {reinterpret_cast<const char*>(&t), sizeof t};
+}
+
+/// The forms' reads of the library's tables become constants: the module
+/// gets its own copy of them, a constant with the host's bytes, so that
+/// the optimiser folds each load into the value it reads. Loads of an
+/// external global, hoisted out of the loop as invariant, held every table
+/// entry the loop might use in a register (erf's general path alone reads
+/// 61) and spilled most of them: GELU's backward loop reloaded 64-byte
+/// registers from the stack ~120 times an iteration. A constant is an
+/// operand of the instruction that uses it (an embedded broadcast) or a
+/// rematerialised load, never a spill. The bytes are part of the key of the
+/// disk cache (math_forms_identity).
+void inline_tables(llvm::Module& m) {
+  llvm::GlobalVariable* ext = m.getGlobalVariable("stax_f32_tables");
+  if (!ext) return;
+  const std::string_view bytes = table_bytes();
+  auto* data = llvm::ConstantDataArray::getRaw(llvm::StringRef(bytes.data(), bytes.size()), bytes.size(),
+                                                llvm::Type::getInt8Ty(m.getContext()));
+  auto* copy = new llvm::GlobalVariable(m, data->getType(), true, llvm::GlobalValue::InternalLinkage, data,
+                                        "stax_f32_tables.copy");
+  copy->setAlignment(llvm::Align(alignof(math::f32::Tables)));
+  ext->replaceAllUsesWith(copy);
+  ext->eraseFromParent();
+  copy->setName("stax_f32_tables");
+}
+
 }  // namespace
 
 bool has_math_form(std::string_view variant) { return forms_usable() && is_form(variant); }
@@ -92,12 +122,11 @@ int link_math_forms(llvm::Module& m) {
     f->removeFnAttr(llvm::Attribute::OptimizeNone);
     f->addFnAttr(llvm::Attribute::AlwaysInline);
   }
-  // The library's tables do not change once built, nor the test hook's
-  // factors while a kernel runs (they are set between runs): their loads may
-  // be hoisted out of the kernel's loops, and the test of the factor with
-  // them.
-  for (const char* g : {"stax_f32_tables", "stax_f32_pert"})
-    if (llvm::GlobalVariable* t = m.getGlobalVariable(g)) t->setConstant(true);
+  // The test hook's factors do not change while a kernel runs (they are set
+  // between runs): their loads may be hoisted out of the kernel's loops, and
+  // the test of the factor with them.
+  if (llvm::GlobalVariable* t = m.getGlobalVariable("stax_f32_pert")) t->setConstant(true);
+  inline_tables(m);
   release_forms(m);
   return int(wanted.size());
 }
@@ -117,9 +146,11 @@ void add_math_form_symbols(std::vector<RuntimeSymbol>& out) {
 
 std::string math_forms_identity() {
   std::string_view bc = math::f32::jit_forms_bitcode();
-  char b[40];
-  std::snprintf(b, sizeof b, "math forms %016llx",
-                static_cast<unsigned long long>(llvm::xxHash64(llvm::StringRef(bc.data(), bc.size()))));
+  const std::string_view tb = table_bytes();
+  char b[64];
+  std::snprintf(b, sizeof b, "math forms %016llx tables %016llx",
+                static_cast<unsigned long long>(llvm::xxHash64(llvm::StringRef(bc.data(), bc.size()))),
+                static_cast<unsigned long long>(llvm::xxHash64(llvm::StringRef(tb.data(), tb.size()))));
   return forms_usable() ? b : "math forms none";
 }
 

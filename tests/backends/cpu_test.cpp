@@ -531,3 +531,17 @@ TEST_CASE("stax run/check/bench with --backend cpu, end to end") {
   CHECK(missing.code == 2);
   CHECK_FALSE(missing.err.empty());
 }
+
+TEST_CASE("a kernel's entry point realigns its stack to a cache line") {
+  // GELU's erf loop spills 512-bit registers; from a 16-byte aligned stack a
+  // slot could straddle two lines (codegen.cpp: kSpillAlign). Every entry
+  // point carries alignstack(64), and the internal body, inlined, none.
+  Program p = parse("input x : f32[4096]\nlet y : f32[4096] = map(fn(a) => mul(a, erf(mul(a, 0.70710677))), x)\n"
+                    "output y\n");
+  cpu::CompiledProgram cp(p, {1, true, 3});
+  REQUIRE(cp.kernels().size() == 1);
+  const std::string ir = cp.ir(0);
+  CHECK(ir.find("alignstack(64)") != std::string::npos);
+  CHECK(ir.find("alignstack=64") != std::string::npos);
+  CHECK(difference(p, 5, 1) == "");
+}
