@@ -97,6 +97,15 @@ KernelShape kernel_shape(const KernelSpec& s);
 int64_t kernel_work(const KernelSpec& s);
 /// Rows of a transposed fold (KernelShape::transposed), and the tile size.
 inline constexpr int64_t kTransposeLanes = 8;
+/// Bytes of each row a transposed fold consumes a step (whole tiles; fewer
+/// where the row is shorter): two cache lines. Example 1.1's plain row sums
+/// ([64, 2048] from L2): 0.37 ns an element with one line a step (the
+/// earlier choice), 0.31 with two, 0.21 with four; over 4096^2 from
+/// memory 7.0, 6.4 and 6.2-6.6 ms. But softmax's max fold, more operations
+/// an element, went 7.4 -> 7.5-7.8 ms with two and 8.4 with four.
+inline constexpr int64_t kTransposeRowBytes = 128;
+/// How far ahead of each load a lanes fold prefetches (Emitter::prefetch_ahead).
+inline constexpr int64_t kPrefetchBytes = 1024;
 /// The side of a pointwise kernel's tiles (KernelShape::tile).
 inline constexpr int64_t kPointwiseTile = 16;
 

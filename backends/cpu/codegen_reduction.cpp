@@ -79,9 +79,10 @@ std::vector<Value*> Emitter::transpose(std::vector<Value*> v) {
 // row l of the block, folding its own row in order). For each tile of L fold
 // steps the source (the map whole: it cannot fail) is evaluated along each
 // row, L consecutive elements a vector; the L row vectors are transposed and
-// the accumulator takes the L columns in order. A cache line of each row is
-// consumed at once (T tiles): rows of a power-of-two length share a few
-// cache sets, so a line would not survive until the next tile. The source
+// the accumulator takes the L columns in order. Whole cache lines of each
+// row are consumed at once (T tiles, kTransposeRowBytes): rows of a
+// power-of-two length share a few cache sets, so a line would not survive
+// until the next tile. The source
 // values go through a small scratch, written by a loop over each row's T L
 // elements that the loop vectoriser runs L wide: built element by element
 // instead, LLVM assembled each row from 4-, 2- and 2-element loads and
@@ -93,7 +94,7 @@ void Emitter::transposed_fold(const RedE& r, Value* begin, Value* end) {
   llvm::Type* ct = ctype(t);
   const int64_t L = kTransposeLanes, n = r.extents[0];
   auto* vt = llvm::FixedVectorType::get(ct, unsigned(L));
-  int64_t T = std::max<int64_t>(1, 512 / (L * int64_t(ct->getScalarSizeInBits())));
+  int64_t T = std::max<int64_t>(1, 8 * kTransposeRowBytes / (L * int64_t(ct->getScalarSizeInBits())));
   while (n % (T * L) != 0) T /= 2;
   llvm::AllocaInst* acc_slot = entry_alloca(vt, 1);  // SROA keeps it in a register
   // The tiles' source values, row by row, from a loop the vectoriser runs L
@@ -227,6 +228,9 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       Value* at0 = scratch.empty() ? nullptr : b_.CreateMul(rflat_of(ridx), i64(lanes));
       loop(i64(0), i64(lanes), [&](Value* l) {
         Value* at = at0 ? b_.CreateAdd(at0, l) : nullptr;
+        // A lane that starts a cache line prefetches (Emitter::prefetch_ahead);
+        // the full unrolling folds the test away.
+        prefetch_if_ = b_.CreateICmpEQ(b_.CreateURem(l, i64(std::max<int64_t>(1, 512 / ct->getScalarSizeInBits()))), i64(0));
         for (int64_t rr = 0; rr < rows; ++rr) {
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);
@@ -234,6 +238,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
           Value* x = value(full_index(ol, ridx), at);
           b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
         }
+        prefetch_if_ = nullptr;
       }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
     });
     loop(i64(0), i64(lanes), [&](Value* l) {
