@@ -229,8 +229,12 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       loop(i64(0), i64(lanes), [&](Value* l) {
         Value* at = at0 ? b_.CreateAdd(at0, l) : nullptr;
         // A lane that starts a cache line prefetches (Emitter::prefetch_ahead);
-        // the full unrolling folds the test away.
-        prefetch_if_ = b_.CreateICmpEQ(b_.CreateURem(l, i64(std::max<int64_t>(1, 512 / ct->getScalarSizeInBits()))), i64(0));
+        // the full unrolling folds the test away. Not with row blocks: a
+        // matrix product's step reads a line of B and one element of A a
+        // row, and the prefetches' branches kept its rows and lanes from
+        // being vectorised together (its kernels 4x slower).
+        if (rows == 1 && !pm)
+          prefetch_if_ = b_.CreateICmpEQ(b_.CreateURem(l, i64(std::max<int64_t>(1, 512 / ct->getScalarSizeInBits()))), i64(0));
         for (int64_t rr = 0; rr < rows; ++rr) {
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);

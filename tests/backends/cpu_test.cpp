@@ -545,3 +545,34 @@ TEST_CASE("a kernel's entry point realigns its stack to a cache line") {
   CHECK(ir.find("alignstack=64") != std::string::npos);
   CHECK(difference(p, 5, 1) == "");
 }
+
+TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache line, with the same bits") {
+  // Example 1.1 with 16 lanes a row (interleave-lanes:w=16 by hand): each
+  // step reads one line of each input; the lane that starts it prefetches
+  // the line kPrefetchBytes ahead (Emitter::prefetch_ahead), the others
+  // none. A fold that reads only a folded chain buffer prefetches nothing.
+  Program p = parse("input a : f32[64, 256]\ninput b : f32[64, 256]\n"
+                    "let y : f32[64, 16] = red(sum, 0.0, [16], map(fn(u, v) => mul(relu(add(u, v)), 2.0), "
+                    "view(a, [64, 16, 16], (i, l, s) -> (i, s * 16 + l)), view(b, [64, 16, 16], (i, l, s) -> (i, s * 16 + l))))\n"
+                    "output y\n");
+  cpu::CompiledProgram cp(p, {1, true, 3});
+  REQUIRE(cp.kernels().size() == 1);
+  const std::string ir = cp.ir(0);
+  size_t calls = 0;
+  for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
+       at = ir.find("call void @llvm.prefetch", at + 1))
+    ++calls;
+  CHECK(calls == 2);  // one line of a, one of b, a step
+  CHECK(difference(p, 7, 1) == "");
+  CHECK(difference(p, 8, 2, 0) == "");
+  // A matrix product (row blocks) prefetches nothing: the branches kept its
+  // rows and lanes from being vectorised together.
+  Program mm = parse("input a : f32[64, 48]\ninput b : f32[48, 64]\n"
+                     "let y : f32[64, 64] = red(sum, 0.0, [48], map(fn(u, v) => mul(u, v), "
+                     "view(a, [64, 64, 48], (i, j, k) -> (i, k)), view(b, [64, 64, 48], (i, j, k) -> (k, j))))\n"
+                     "output y\n");
+  cpu::CompiledProgram cmm(mm, {1, true, 3});
+  REQUIRE(cmm.kernels().size() == 1);
+  CHECK(cmm.kernels()[0].row_block > 1);
+  CHECK(cmm.ir(0).find("@llvm.prefetch") == std::string::npos);
+}
