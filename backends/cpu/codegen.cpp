@@ -354,8 +354,8 @@ std::vector<std::string> Emitter::run(const std::string& fname) {
   // 64-byte registers, and a spill slot that straddles two lines (the
   // caller's stack is 16-byte aligned, its offset set by ASLR) made the
   // same erf kernel 1.64x slower in some processes than in others
-  // (17.8 against 29.2 ms over 2^24 elements, 'Stack alignment' in
-  // backends/README.md).
+  // (17.8 against 29.2 ms over 2^24 elements; README: 'Stack alignment,
+  // constant tables and prefetching').
   f->addFnAttr(llvm::Attribute::getWithStackAlignment(ctx_, llvm::Align(kSpillAlign)));
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
   std::vector<Value*> args;

@@ -241,8 +241,8 @@ class Emitter {
   /// a prefetch into L2 of the line kPrefetchBytes past p. A fold over a
   /// matrix from memory reads each row's lines in order, one line an input
   /// a step; the hardware prefetcher alone kept one core's reads at ~30
-  /// GB/s ('Prefetch' in backends/README.md). A prefetch never faults, past
-  /// the end of a buffer too.
+  /// GB/s (README: 'Stack alignment, constant tables and prefetching'). A
+  /// prefetch never faults, past the end of a buffer too.
   void prefetch_ahead(Value* p) {
     auto* f = b_.GetInsertBlock()->getParent();
     auto* yes = llvm::BasicBlock::Create(ctx_, "prefetch", f);
