@@ -532,15 +532,24 @@ TEST_CASE("stax run/check/bench with --backend cpu, end to end") {
   CHECK_FALSE(missing.err.empty());
 }
 
+namespace {
+/// The optimised IR of the one kernel `p` compiles to (O3, one thread), and
+/// its row block.
+std::string only_kernel_ir(const Program& p, int64_t* row_block = nullptr) {
+  cpu::CompiledProgram cp(p, {1, true, 3});
+  REQUIRE(cp.kernels().size() == 1);
+  if (row_block) *row_block = cp.kernels()[0].row_block;
+  return cp.ir(0);
+}
+}  // namespace
+
 TEST_CASE("a kernel's entry point realigns its stack to a cache line") {
   // GELU's erf loop spills 512-bit registers; from a 16-byte aligned stack a
   // slot could straddle two lines (codegen.cpp: kSpillAlign). Every entry
   // point carries alignstack(64), and the internal body, inlined, none.
   Program p = parse("input x : f32[4096]\nlet y : f32[4096] = map(fn(a) => mul(a, erf(mul(a, 0.70710677))), x)\n"
                     "output y\n");
-  cpu::CompiledProgram cp(p, {1, true, 3});
-  REQUIRE(cp.kernels().size() == 1);
-  const std::string ir = cp.ir(0);
+  const std::string ir = only_kernel_ir(p);
   CHECK(ir.find("alignstack(64)") != std::string::npos);
   CHECK(ir.find("alignstack=64") != std::string::npos);
   CHECK(difference(p, 5, 1) == "");
@@ -555,9 +564,7 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
                     "let y : f32[64, 16] = red(sum, 0.0, [16], map(fn(u, v) => mul(relu(add(u, v)), 2.0), "
                     "view(a, [64, 16, 16], (i, l, s) -> (i, s * 16 + l)), view(b, [64, 16, 16], (i, l, s) -> (i, s * 16 + l))))\n"
                     "output y\n");
-  cpu::CompiledProgram cp(p, {1, true, 3});
-  REQUIRE(cp.kernels().size() == 1);
-  const std::string ir = cp.ir(0);
+  const std::string ir = only_kernel_ir(p);
   size_t calls = 0;
   for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
        at = ir.find("call void @llvm.prefetch", at + 1))
@@ -571,8 +578,7 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
                      "let y : f32[64, 64] = red(sum, 0.0, [48], map(fn(u, v) => mul(u, v), "
                      "view(a, [64, 64, 48], (i, j, k) -> (i, k)), view(b, [64, 64, 48], (i, j, k) -> (k, j))))\n"
                      "output y\n");
-  cpu::CompiledProgram cmm(mm, {1, true, 3});
-  REQUIRE(cmm.kernels().size() == 1);
-  CHECK(cmm.kernels()[0].row_block > 1);
-  CHECK(cmm.ir(0).find("@llvm.prefetch") == std::string::npos);
+  int64_t row_block = 0;
+  CHECK(only_kernel_ir(mm, &row_block).find("@llvm.prefetch") == std::string::npos);
+  CHECK(row_block > 1);
 }
