@@ -49,6 +49,26 @@ inline constexpr double kErfPoly[17] = {
     0x1.927d96adf2450p-34, -0x1.aa708a4c6fcc0p-38, 0x1.74357eb20bdefp-42, -0x1.d0f90cace87fdp-47,
     0x1.2e0d4bc0fd152p-52};
 
+/// The first tier of erf_v8_small on AVX-512: the Chebyshev interpolant of
+/// degree 12 of the same G on [0, 4] (tools/erf_poly.py 12). |p - G| <=
+/// 2^-36.71 G(4) <= 2^-36.71 G (cr32_test proves it as kErfPoly's:
+/// erf_poly_bound, which bounds the absolute error over G's least value;
+/// sampled, the largest |p - G| / G is 2^-37.89); with the evaluation (13
+/// terms, estrin: at most 12 roundings a coefficient, times sum |c_i| t^i /
+/// G <= 18.62) and the product by |x|, within 2^-36.70 =: E1 relative.
+/// kErfPoly (the second tier) recomputes a register with a lane in the
+/// first tier's window.
+inline constexpr double kErfPoly12[13] = {
+    0x1.20dd750426e96p+0,  -0x1.812746ac838f8p-2, 0x1.ce2f20cff5e8cp-4,  -0x1.b82cd10681c13p-6,
+    0x1.565afc39f66aap-8,  -0x1.c022693a729f1p-11, 0x1.f93e2707c6035p-14, -0x1.f26f6a99cd61ap-17,
+    0x1.afe2577d434fbp-20, -0x1.41f1f52c853fdp-23, 0x1.82d449c6f2864p-27, -0x1.45b4ec7d4ca02p-31,
+    0x1.1723854c43f3cp-36};
+/// Half the first tier's window, in bit patterns of y: the candidates within
+/// E1 y of erf(|x|) lie within 2^53 E1 < 2^16.3 patterns of y, 2^17.3 where
+/// the interval reaches into the binade below (half the ulp); the window
+/// 2^18 a side holds them, a fraction 2^-10 of the patterns.
+inline constexpr int64_t kErfTier1Half = int64_t(1) << 18;
+
 /// exp(r) for |r| <= 0.021664 (the reduced argument of exp_v16_in_range):
 /// the Chebyshev interpolant of degree 4 on [-0.021661, 0.021661], each
 /// coefficient rounded to binary64 (tools/exp_poly.py). |p - exp| <=

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
 #include <thread>
 #include <cstring>
 #include <vector>
@@ -398,6 +399,51 @@ TEST_CASE("exp's sixteen-lane form: the second tier rounds what the first cannot
   CHECK(wrong_narrow > 0);  // the deliberately wrong window accepts wrong roundings
 }
 
+/// erf_v8_small (mathlib/f32_vec_impl.inc) on x[0..8), all in [0, 2], by
+/// `tier`: 0 the form (both tiers), 1 its first tier alone (kErfPoly12,
+/// its window), 2 the first tier with the second's window of 1040 patterns
+/// (deliberately wrong: too narrow for the degree-12 polynomial's error).
+/// Returns the lanes whose rounding test failed. Only where
+/// host_has_avx512().
+__attribute__((target("avx512f,avx512dq,avx512vl"))) unsigned run_erf_tier(const float* x, float* o, int tier) {
+  namespace v = m::f32::vec;
+  const __m256 in = _mm256_loadu_ps(x);
+  __m256 out = _mm256_setzero_ps();
+  unsigned fail = 0;
+  if (tier == 0) REQUIRE(v::avx512::erf_v8_small(in, out, fail, 1.0));
+  else if (tier == 1) fail = v::avx512::erf_v8_tier<v::kErfTier1Half>(in, v::kErfPoly12, out, 1.0);
+  else fail = v::avx512::erf_v8_tier<1040>(in, v::kErfPoly12, out, 1.0);
+  _mm256_storeu_ps(o, out);
+  return fail;
+}
+
+TEST_CASE("erf's eight-lane polynomial form: the second tier rounds what the first cannot; without it, wrong bits") {
+  if (!m::f32::host_has_avx512()) return;  // two tiers on AVX-512 only
+  std::mt19937 g(43);
+  std::uniform_real_distribution<float> d(0.0f, 2.0f);
+  std::vector<float> xs(size_t(1) << 20);
+  for (float& x : xs) x = d(g);
+  size_t tier1_fails = 0, wrong = 0, wrong_narrow = 0, slow = 0;
+  for (size_t i = 0; i < xs.size(); i += 8) {
+    float o[8], o1[8], o2[8];
+    const unsigned fail = run_erf_tier(&xs[i], o, 0);
+    tier1_fails += size_t(std::popcount(run_erf_tier(&xs[i], o1, 1)));
+    const unsigned narrow = run_erf_tier(&xs[i], o2, 2);
+    slow += size_t(std::popcount(fail));
+    for (int k = 0; k < 8; ++k) {
+      const float want = m::mpfr_f32(Fn::Erf, xs[i + size_t(k)]);
+      wrong += !(fail >> k & 1) && bits_of(o[k]) != bits_of(want);
+      wrong_narrow += !(narrow >> k & 1) && bits_of(o2[k]) != bits_of(want);
+    }
+  }
+  UNSCOPED_INFO("first tier fails on " << tier1_fails << " lanes, the form on " << slow << ", the narrow window "
+                                       << wrong_narrow << " wrong");
+  CHECK(tier1_fails > 0);  // about 2^-11 of the lanes (2^-10 of the patterns): the second tier ran
+  CHECK(slow < tier1_fails);
+  CHECK(wrong == 0);
+  CHECK(wrong_narrow > 0);  // the deliberately wrong window accepts wrong roundings
+}
+
 TEST_CASE("the 16-lane entry points give eval_f32's bits") {
   std::vector<float> xs = special_inputs();
   std::vector<float> r = random_inputs(4000, 6);
@@ -662,7 +708,7 @@ void piece_bound(const std::vector<m::Big>& q, const m::Big& t0, const m::Big& h
   }
 }
 
-ErfPolyBound erf_poly_bound(const ErfPoly& c) {
+ErfPolyBound erf_poly_bound(std::span<const double> c) {
   constexpr int kN = 90, kPieces = 512;
   std::vector<m::Big> q(kN + 1), r(kN + 1);
   m::Big g, tmp, t0, bound, worst, g4, s4, h(0x1p-7);  // h = 4 / 512
@@ -674,7 +720,7 @@ ErfPolyBound erf_poly_bound(const ErfPoly& c) {
     if (n > 0) mpfr_div_si(g.v, g.v, -n, MPFR_RNDN);
     mpfr_div_ui(tmp.v, g.v, unsigned(2 * n + 1), MPFR_RNDN);
     if (n == kN + 1) break;  // tmp: the first omitted term's coefficient
-    mpfr_set_d(q[n].v, size_t(n) < kErfPolyTerms ? c[n] : 0.0, MPFR_RNDN);
+    mpfr_set_d(q[n].v, size_t(n) < c.size() ? c[size_t(n)] : 0.0, MPFR_RNDN);
     mpfr_sub(q[n].v, q[n].v, tmp.v, MPFR_RNDN);
   }
   mpfr_abs(tmp.v, tmp.v, MPFR_RNDU);
@@ -695,7 +741,7 @@ ErfPolyBound erf_poly_bound(const ErfPoly& c) {
   mpfr_div_2ui(g4.v, g4.v, 1, MPFR_RNDD);
   mpfr_sub(g4.v, g4.v, tmp.v, MPFR_RNDD);
   mpfr_set_ui(s4.v, 0, MPFR_RNDN);
-  for (size_t n = 0; n < kErfPolyTerms; ++n) {
+  for (size_t n = 0; n < c.size(); ++n) {
     mpfr_set_d(g.v, std::fabs(c[n]), MPFR_RNDN);
     mpfr_mul_2ui(g.v, g.v, 2 * n, MPFR_RNDU);
     mpfr_add(s4.v, s4.v, g.v, MPFR_RNDU);
@@ -749,8 +795,8 @@ double exp_poly_bound(const double (&c)[5]) {
 /// The relative error of f32_vec.h's erf candidate from a polynomial with
 /// these bounds: approximation, evaluation (gamma_k sum |c_i| t^i), the
 /// product by |x|.
-double erf_poly_error(const ErfPolyBound& b) {
-  const double u = 0x1p-53, k = estrin_roundings(int(kErfPolyTerms));
+double erf_poly_error(const ErfPolyBound& b, size_t terms = kErfPolyTerms) {
+  const double u = 0x1p-53, k = estrin_roundings(int(terms));
   const double gamma = k * u / (1 - k * u);
   return ((b.approx + gamma * b.cond) * (1 + u) + u) * (1 + 0x1p-40);  // the sum's own roundings, generously
 }
@@ -798,5 +844,26 @@ TEST_CASE("erf's polynomial for |x| <= 2: its error bound, proven over [0, 4]") 
   std::copy(std::begin(v::kErfPoly), std::end(v::kErfPoly), bad);
   bad[15] = bad[16] = 0;
   CHECK(erf_poly_bound(bad).approx > 0x1p-48);
+}
+
+TEST_CASE("erf's first tier (degree 12 on AVX-512): its error bound, proven, and its window") {
+  namespace v = m::f32::vec;
+  const ErfPolyBound b = erf_poly_bound(v::kErfPoly12);
+  const double e1 = erf_poly_error(b, std::size(v::kErfPoly12));
+  UNSCOPED_INFO("approx 2^" << std::log2(b.approx) << ", cond " << b.cond << ", total 2^" << std::log2(e1));
+  CHECK(b.approx < std::exp2(-36.71));  // f32_vec.h's figures
+  CHECK(b.cond < 18.62);
+  CHECK(e1 < std::exp2(-36.70));
+  // The candidates within E1 y: 2^53 E1 patterns a side, twice that below a
+  // power of two, inside the window.
+  CHECK(0x1p54 * std::exp2(-36.70) < double(v::kErfTier1Half));
+  // Deliberately wrong: a coefficient off by 2^-30 of itself, or the
+  // degree-16 polynomial's first 13 coefficients in its place.
+  double bad[13];
+  std::copy(std::begin(v::kErfPoly12), std::end(v::kErfPoly12), bad);
+  bad[4] *= 1 + 0x1p-30;
+  CHECK(erf_poly_bound(bad).approx > std::exp2(-36.71));
+  std::copy(std::begin(v::kErfPoly), std::begin(v::kErfPoly) + 13, bad);
+  CHECK(erf_poly_bound(bad).approx > std::exp2(-30));
 }
 #endif
