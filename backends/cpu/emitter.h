@@ -324,6 +324,7 @@ class Emitter {
   void emit_pointwise(const KernelShape& ks, Value* begin, Value* end);
   void emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end);
   Value* fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_slot, Value* rflat);
+  Value* fold_maximum(const RedE& r, Value* acc, Value* x, bool is_max);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& m_;

@@ -582,3 +582,35 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
   CHECK(only_kernel_ir(mm, &row_block).find("@llvm.prefetch") == std::string::npos);
   CHECK(row_block > 1);
 }
+
+TEST_CASE("max and min folds: signed zeros, NaN payloads and infinities in every order, the interpreter's bits") {
+  // fold_maximum's cases: x NaN (acc + x), x the winning zero, acc NaN from
+  // a NaN initial value (the plain fmaximum). Rows of 64: 8 rows a
+  // transposed fold, and 16 lanes a step after interleave-lanes-like views.
+  const float snan = std::bit_cast<float>(0x7fa00001u), qnan1 = std::bit_cast<float>(0x7fc00123u),
+              nnan = std::bit_cast<float>(0xffc00456u);
+  const std::vector<float> pool = {0.0f, -0.0f, 1.0f, -1.0f, test::kInf, -test::kInf, qnan1, nnan, snan, 2.5f, -0.0f, 0.0f};
+  std::mt19937 g(7);
+  for (int round = 0; round < 6; ++round) {
+    std::vector<float> v(64 * 64);
+    for (float& e : v) e = g() % 3 ? pool[g() % 4] : pool[g() % pool.size()];  // mostly zeros and ones
+    for (int row = 0; row < 64; row += 5) std::fill_n(v.begin() + row * 64, 64, row % 2 ? -0.0f : 0.0f);
+    Inputs in{{"x", test::f32({64, 64}, v)}};
+    for (const char* op : {"max, -inf", "min, inf", "max, nan", "min, -0.0", "max, 0.0"}) {
+      for (const char* src : {"x", "view(x, [64, 16, 4], (i, l, s) -> (i, s * 16 + l))"}) {
+        const bool lanes = std::string(src) != "x";
+        std::string text = "input x : f32[64, 64]\nlet y : f32[64" + std::string(lanes ? ", 16] = red(" : "] = red(") + op +
+                           ", [" + (lanes ? "4" : "64") + "], " + src + ")\noutput y\n";
+        INFO(text << "round " << round);
+        Program p = parse(text);
+        IeeeOutcome ref = eval_ieee(p, in);
+        for (int opt : {0, 3}) {
+          cpu::CompiledProgram cp(p, {1, false, opt});
+          std::optional<std::string> d = oracle::outcome_difference(p, ref, cp.run(in));
+          INFO("O" << opt << ": " << d.value_or(""));
+          CHECK(!d);
+        }
+      }
+    }
+  }
+}

@@ -372,31 +372,48 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) unsigned run_exp_tier(const
   return fail;
 }
 
+/// A two-tier form over xs, `lanes` a register, through run(x, o, tier)
+/// (0 the form, 1 its first tier, 2 the first tier with the second's
+/// narrow window): the first tier's failed lanes, the form's failed lanes,
+/// and the lanes each gave wrong bits on while passing its test (MPFR).
+struct TierCounts {
+  size_t tier1_fails = 0, slow = 0, wrong = 0, wrong_narrow = 0;
+};
+TierCounts count_tiers(Fn f, const std::vector<float>& xs, int lanes, unsigned (*run)(const float*, float*, int)) {
+  TierCounts c;
+  for (size_t i = 0; i + size_t(lanes) <= xs.size(); i += size_t(lanes)) {
+    float o[16], o1[16], o2[16];
+    const unsigned fail = run(&xs[i], o, 0);
+    c.tier1_fails += size_t(std::popcount(run(&xs[i], o1, 1)));
+    const unsigned narrow = run(&xs[i], o2, 2);
+    c.slow += size_t(std::popcount(fail));
+    for (int k = 0; k < lanes; ++k) {
+      const float want = m::mpfr_f32(f, xs[i + size_t(k)]);
+      c.wrong += !(fail >> k & 1) && bits_of(o[k]) != bits_of(want);
+      c.wrong_narrow += !(narrow >> k & 1) && bits_of(o2[k]) != bits_of(want);
+    }
+  }
+  return c;
+}
+/// The second tier left fewer lanes, none wrong; the narrow window
+/// (deliberately wrong) accepted wrong roundings.
+void check_tiers(const TierCounts& c) {
+  UNSCOPED_INFO("first tier fails on " << c.tier1_fails << " lanes, the form on " << c.slow
+                                       << ", the narrow window " << c.wrong_narrow << " wrong");
+  CHECK(c.slow < c.tier1_fails);
+  CHECK(c.wrong == 0);
+  CHECK(c.wrong_narrow > 0);
+}
+
 TEST_CASE("exp's sixteen-lane form: the second tier rounds what the first cannot; without it, wrong bits") {
   if (!m::f32::host_has_avx512()) return;  // the form is AVX-512 only
   std::mt19937 g(41);
   std::uniform_real_distribution<float> soft(-87.0f, 0.0f), any(-87.0f, 88.0f);
   std::vector<float> xs(size_t(1) << 20);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = i % 4 ? soft(g) : any(g);
-  size_t tier1_fails = 0, wrong = 0, wrong_narrow = 0, slow = 0;
-  for (size_t i = 0; i < xs.size(); i += 16) {
-    float o[16], o1[16], o2[16];
-    const unsigned fail = run_exp_tier(&xs[i], o, 0);
-    tier1_fails += size_t(std::popcount(run_exp_tier(&xs[i], o1, 1)));
-    const unsigned narrow = run_exp_tier(&xs[i], o2, 2);
-    slow += size_t(std::popcount(fail));
-    for (int k = 0; k < 16; ++k) {
-      const float want = m::mpfr_f32(Fn::Exp, xs[i + size_t(k)]);
-      wrong += !(fail >> k & 1) && bits_of(o[k]) != bits_of(want);
-      wrong_narrow += !(narrow >> k & 1) && bits_of(o2[k]) != bits_of(want);
-    }
-  }
-  UNSCOPED_INFO("first tier fails on " << tier1_fails << " lanes, the form on " << slow << ", the narrow window "
-                                       << wrong_narrow << " wrong");
-  CHECK(tier1_fails > 0);   // about 2^-12 of the lanes: the second tier ran
-  CHECK(slow < tier1_fails);
-  CHECK(wrong == 0);
-  CHECK(wrong_narrow > 0);  // the deliberately wrong window accepts wrong roundings
+  const TierCounts c = count_tiers(Fn::Exp, xs, 16, run_exp_tier);
+  CHECK(c.tier1_fails > 0);  // about 2^-12 of the lanes: the second tier ran
+  check_tiers(c);
 }
 
 /// erf_v8_small (mathlib/f32_vec_impl.inc) on x[0..8), all in [0, 2], by
@@ -423,25 +440,9 @@ TEST_CASE("erf's eight-lane polynomial form: the second tier rounds what the fir
   std::uniform_real_distribution<float> d(0.0f, 2.0f);
   std::vector<float> xs(size_t(1) << 20);
   for (float& x : xs) x = d(g);
-  size_t tier1_fails = 0, wrong = 0, wrong_narrow = 0, slow = 0;
-  for (size_t i = 0; i < xs.size(); i += 8) {
-    float o[8], o1[8], o2[8];
-    const unsigned fail = run_erf_tier(&xs[i], o, 0);
-    tier1_fails += size_t(std::popcount(run_erf_tier(&xs[i], o1, 1)));
-    const unsigned narrow = run_erf_tier(&xs[i], o2, 2);
-    slow += size_t(std::popcount(fail));
-    for (int k = 0; k < 8; ++k) {
-      const float want = m::mpfr_f32(Fn::Erf, xs[i + size_t(k)]);
-      wrong += !(fail >> k & 1) && bits_of(o[k]) != bits_of(want);
-      wrong_narrow += !(narrow >> k & 1) && bits_of(o2[k]) != bits_of(want);
-    }
-  }
-  UNSCOPED_INFO("first tier fails on " << tier1_fails << " lanes, the form on " << slow << ", the narrow window "
-                                       << wrong_narrow << " wrong");
-  CHECK(tier1_fails > 0);  // about 2^-11 of the lanes (2^-10 of the patterns): the second tier ran
-  CHECK(slow < tier1_fails);
-  CHECK(wrong == 0);
-  CHECK(wrong_narrow > 0);  // the deliberately wrong window accepts wrong roundings
+  const TierCounts c = count_tiers(Fn::Erf, xs, 8, run_erf_tier);
+  CHECK(c.tier1_fails > 0);  // about 2^-11 of the lanes (2^-10 of the patterns): the second tier ran
+  check_tiers(c);
 }
 
 TEST_CASE("the 16-lane entry points give eval_f32's bits") {
