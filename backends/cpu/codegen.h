@@ -104,8 +104,10 @@ inline constexpr int64_t kTransposeLanes = 8;
 /// memory 7.0, 6.4 and 6.2-6.6 ms. But softmax's max fold, more operations
 /// an element, went 7.4 -> 7.5-7.8 ms with two and 8.4 with four.
 inline constexpr int64_t kTransposeRowBytes = 128;
-/// How far ahead of each load a lanes fold prefetches (Emitter::prefetch_ahead).
+/// How far ahead of each load a lanes fold prefetches (Emitter::prefetch_ahead),
+/// once a line of kCacheLineBytes.
 inline constexpr int64_t kPrefetchBytes = 1024;
+inline constexpr int64_t kCacheLineBytes = 64;
 /// The side of a pointwise kernel's tiles (KernelShape::tile).
 inline constexpr int64_t kPointwiseTile = 16;
 

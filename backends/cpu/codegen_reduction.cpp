@@ -58,7 +58,7 @@ Value* Emitter::fold_maximum(const RedE& r, Value* acc, Value* x, bool is_max) {
   auto* init = llvm::dyn_cast<llvm::ConstantFP>(constant(r.init, r.src->type.dtype));
   if (mutant_active("max-drops-nan") || !init || init->isNaN()) return fmaximum(acc, x, is_max);
   llvm::Type* t = x->getType();
-  Value* z = is_max ? b_.CreateFAdd(acc, x) : b_.CreateFNeg(b_.CreateFAdd(b_.CreateFNeg(acc), b_.CreateFNeg(x)));
+  Value* z = maximum_of_equals(acc, x, is_max);
   llvm::IntegerType* it = b_.getIntNTy(t->getPrimitiveSizeInBits());
   Value* winning_zero = b_.CreateICmpEQ(b_.CreateBitCast(x, it),
                                         b_.CreateBitCast(llvm::ConstantFP::get(t, is_max ? 0.0 : -0.0), it));
@@ -261,7 +261,8 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
         // row, and the prefetches' branches kept its rows and lanes from
         // being vectorised together (its kernels 4x slower).
         if (rows == 1 && !pm)
-          prefetch_if_ = b_.CreateICmpEQ(b_.CreateURem(l, i64(std::max<int64_t>(1, 512 / ct->getScalarSizeInBits()))), i64(0));
+          prefetch_if_ = b_.CreateICmpEQ(
+              b_.CreateURem(l, i64(std::max<int64_t>(1, 8 * kCacheLineBytes / ct->getScalarSizeInBits()))), i64(0));
         for (int64_t rr = 0; rr < rows; ++rr) {
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);

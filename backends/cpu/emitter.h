@@ -160,11 +160,17 @@ class Emitter {
   }
 
   // ---- IEEE maximum/minimum (ieee::maximum_branchless)
+  /// fmaximum's value where a or b is NaN or both are zeros: a + b (max),
+  /// -((-a) + (-b)) (min): the first NaN quieted, +0 (max) or -0 (min)
+  /// unless both zeros have the other sign.
+  Value* maximum_of_equals(Value* a, Value* b, bool is_max) {
+    return is_max ? b_.CreateFAdd(a, b) : b_.CreateFNeg(b_.CreateFAdd(b_.CreateFNeg(a), b_.CreateFNeg(b)));
+  }
   Value* fmaximum(Value* a, Value* b, bool is_max) {
     if (mutant_active("max-drops-nan"))  // Triton tl.max: compare and select
       return b_.CreateSelect(is_max ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b), a, b);
     Value* m = b_.CreateSelect(is_max ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b), a, b);
-    Value* z = is_max ? b_.CreateFAdd(a, b) : b_.CreateFNeg(b_.CreateFAdd(b_.CreateFNeg(a), b_.CreateFNeg(b)));
+    Value* z = maximum_of_equals(a, b, is_max);
     Value* zero = llvm::ConstantFP::get(a->getType(), 0.0);
     Value* use_z = b_.CreateOr(b_.CreateOr(b_.CreateFCmpUNO(a, a), b_.CreateFCmpUNO(b, b)),
                                b_.CreateAnd(b_.CreateFCmpOEQ(a, b), b_.CreateFCmpOEQ(a, zero)));
@@ -204,14 +210,15 @@ class Emitter {
 
   // ---- memory
   /// A folded buffer's offsets count from its first row in the range.
+  bool folded(size_t buf) const { return buf < origin_.size() && origin_[buf]; }
   Value* rebase(size_t buf, Value* off) {
-    if (buf >= origin_.size() || !origin_[buf]) return off;
+    if (!folded(buf)) return off;
     return b_.CreateSub(b_.CreateSExtOrTrunc(off, b_.getInt64Ty()), origin_[buf]);
   }
   Value* load(size_t buf, Value* off) {
     DType t = spec_.types[buf].dtype;
     Value* p = b_.CreateInBoundsGEP(stype(t), bufs_[buf], rebase(buf, off));
-    if (prefetch_if_ && !(buf < origin_.size() && origin_[buf])) prefetch_ahead(p);
+    if (prefetch_if_ && !folded(buf)) prefetch_ahead(p);
     Value* raw = b_.CreateLoad(stype(t), p);
     switch (t) {
       case DType::F16: return call("stax_rt_f16_to_f32", b_.getFloatTy(), {raw});
