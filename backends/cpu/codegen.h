@@ -68,6 +68,11 @@ struct KernelShape {
   /// time into a contiguous scratch, column blocks outermost); empty when
   /// none is.
   std::vector<bool> packed;
+  /// With packed operands, on AVX-512: an operand that is not packed (one
+  /// value for the lanes of a row: a matrix product's left side) is read at
+  /// an address of its own for each vector of lanes (Emitter::salted), so
+  /// that each broadcast has one user and folds into its multiplication.
+  bool salt_broadcasts = false;
   /// A rank-1 output folded over one contiguous dimension (row sums): its
   /// lanes are kTransposeLanes consecutive rows, each folding its own row in
   /// order; the source is evaluated along the rows (vectorised, into a

@@ -238,12 +238,32 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       });
     });
   };
-  auto value = [&](const std::vector<Value*>& idx, Value* at) {
+  // KernelShape::salt_broadcasts: an operand that is not packed is read at
+  // its last fold index plus z times the lane's vector (l / lanes of a
+  // 512-bit register), z an opaque zero (the runtime's constant
+  // stax_index_zero, loaded once): the same element, at an address the
+  // optimiser cannot merge with another vector's.
+  Value* zero = nullptr;
+  if (pm && ks.salt_broadcasts) {
+    auto* g = llvm::cast<llvm::GlobalVariable>(
+        b_.GetInsertBlock()->getModule()->getOrInsertGlobal("stax_index_zero", b_.getInt64Ty()));
+    g->setConstant(true);
+    zero = b_.CreateLoad(b_.getInt64Ty(), g);
+  }
+  auto salted = [&](std::vector<Value*> idx, const Expr& arg, Value* l) {
+    if (zero && !idx.empty()) {
+      const int64_t group = 512 / int64_t(ctype(arg->type.dtype)->getScalarSizeInBits());
+      idx.back() = b_.CreateAdd(idx.back(), b_.CreateMul(zero, b_.CreateUDiv(l, i64(group))));
+    }
+    return idx;
+  };
+  auto value = [&](const std::vector<Value*>& idx, Value* at, Value* l) {
     if (!pm) return elem(r.src, idx);
     std::vector<Value*> args;
     for (size_t a = 0; a < scratch.size(); ++a) {
       llvm::Type* st = scratch[a] ? scratch[a]->getAllocatedType() : nullptr;
-      args.push_back(st ? b_.CreateLoad(st, b_.CreateInBoundsGEP(st, scratch[a], at)) : elem(pm->args[a], idx));
+      args.push_back(st ? b_.CreateLoad(st, b_.CreateInBoundsGEP(st, scratch[a], at))
+                        : elem(pm->args[a], salted(idx, pm->args[a], l)));
     }
     return map_value(*pm, r.src->type.dtype, args);
   };
@@ -267,7 +287,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);
           Value* slot = acc_slot(l, rr);
-          Value* x = value(full_index(ol, ridx), at);
+          Value* x = value(full_index(ol, ridx), at, l);
           b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
         }
         prefetch_if_ = nullptr;

@@ -45,6 +45,9 @@ float stax_rt_rand_f32(uint64_t key, int64_t flat) {
 double stax_rt_rand_f64(uint64_t key, int64_t flat) {
   return std::ldexp(double(int64_t(rand_value(key, flat) * 0x1.0p24)), -24);
 }
+// Zero, as a value the optimiser cannot know (KernelShape::salt_broadcasts):
+// kernels add it, times a vector's number, to an index.
+const int64_t stax_index_zero = 0;
 }  // extern "C"
 
 template <class F>
@@ -80,6 +83,7 @@ const std::vector<RuntimeSymbol>& runtime_symbols() {
         sym("memset", static_cast<void* (*)(void*, int, size_t)>(&std::memset)),
         sym("memcpy", static_cast<void* (*)(void*, const void*, size_t)>(&std::memcpy)),
         sym("memmove", static_cast<void* (*)(void*, const void*, size_t)>(&std::memmove)),
+        {"stax_index_zero", const_cast<int64_t*>(&stax_index_zero)},
     };
     // The correctly rounded math (and the host libm, for measurement).
     for (RuntimeSymbol& m : math_symbols()) s.push_back(std::move(m));

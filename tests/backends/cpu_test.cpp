@@ -583,6 +583,32 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
   CHECK(row_block > 1);
 }
 
+TEST_CASE("a packed matrix product reads its left operand at an address of its own for each vector, same bits") {
+  // KernelShape::salt_broadcasts: on AVX-512 the left operand's index in
+  // the fold gets z times the lane's vector (z: the runtime's opaque zero),
+  // so that each broadcast folds into its multiplication. A product too
+  // long to pack (K * 64 lanes above the scratch) is not salted: the check
+  // tells them apart.
+  auto product = [](int k) {
+    const std::string K = std::to_string(k);
+    return parse("input a : f32[64, " + K + "]\ninput b : f32[" + K + ", 128]\n"
+                 "let y : f32[64, 128] = red(sum, 0.0, [" + K + "], map(fn(u, v) => mul(u, v), "
+                 "view(a, [64, 128, " + K + "], (i, j, k) -> (i, k)), view(b, [64, 128, " + K + "], (i, j, k) -> (k, j))))\n"
+                 "output y\n");
+  };
+  const bool avx512 = math::f32::host_has_avx512();
+  Program packed = product(48), long_fold = product(2048);
+  int64_t rows = 0;
+  const std::string ir = only_kernel_ir(packed, &rows);
+  CHECK(rows > 1);
+  CHECK((ir.find("@stax_index_zero") != std::string::npos) == avx512);
+  CHECK(only_kernel_ir(long_fold, &rows).find("@stax_index_zero") == std::string::npos);
+  CHECK(rows > 1);
+  CHECK(difference(packed, 11, 1) == "");
+  CHECK(difference(packed, 12, 2, 0) == "");
+  CHECK(difference(long_fold, 13, 1) == "");
+}
+
 TEST_CASE("max and min folds: signed zeros, NaN payloads and infinities in every order, the interpreter's bits") {
   // fold_maximum's cases: x NaN (acc + x), x the winning zero, acc NaN from
   // a NaN initial value (the plain fmaximum). Rows of 64: 8 rows a
