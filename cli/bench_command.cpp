@@ -142,7 +142,7 @@ int bench_command(const BenchOptions& o) {
         shape += " rows, transposed";
       else if (kr.row_block > 1)
         shape += " x " + std::to_string(kr.row_block) + " rows";
-      if (kr.pack) shape += ", packed";
+      if (kr.pack) shape += kr.pack_along_fold ? ", packed along the fold" : ", packed";
       if (kr.tile > 0) shape += ", tiles " + std::to_string(kr.tile) + "x" + std::to_string(kr.tile);
       shape += kr.whole ? ", one task over " + std::to_string(kr.parallel_extent)
                         : ", parallel over " + std::to_string(kr.parallel_extent);

@@ -227,16 +227,29 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     for (size_t a = 0; a < pm->args.size(); ++a)
       scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes)
                                      : nullptr);
+  auto pack_one = [&](Value* row0, Value* base, const std::vector<Value*>& ridx, Value* l) {
+    Value* at = b_.CreateAdd(b_.CreateMul(rflat_of(ridx), i64(lanes)), l);
+    std::vector<Value*> idx = full_index(index_of(row0, 0, b_.CreateAdd(base, l)), ridx);
+    for (size_t a = 0; a < scratch.size(); ++a)
+      if (scratch[a]) b_.CreateStore(elem(pm->args[a], idx), b_.CreateInBoundsGEP(scratch[a]->getAllocatedType(), scratch[a], at));
+  };
   auto pack = [&](Value* row0, Value* base) {
-    std::vector<Value*> ridx;
-    nest(r.extents, 0, ridx, [&]() {
-      Value* at0 = b_.CreateMul(rflat_of(ridx), i64(lanes));
-      loop(i64(0), i64(lanes), [&](Value* l) {
-        std::vector<Value*> idx = full_index(index_of(row0, 0, b_.CreateAdd(base, l)), ridx);
-        for (size_t a = 0; a < scratch.size(); ++a)
-          if (scratch[a]) b_.CreateStore(elem(pm->args[a], idx), b_.CreateInBoundsGEP(scratch[a]->getAllocatedType(), scratch[a], b_.CreateAdd(at0, l)));
+    // KernelShape::pack_along_fold: a line of the fold for each lane in
+    // turn, tile by tile (a [256, 1024] x [1024, 256] product read through
+    // a transpose: its packing 0.70 -> 0.21 ms; each lane's source line lies
+    // 4 KiB from the next lane's, all in one set of the L1 cache).
+    const int64_t line = kCacheLineBytes * 8 / int64_t(ct->getScalarSizeInBits());
+    if (ks.pack_along_fold && r.extents[0] % line == 0) {
+      loop(i64(0), i64(r.extents[0] / line), [&](Value* kb) {
+        loop(i64(0), i64(lanes), [&](Value* l) {
+          loop(i64(0), i64(line), [&](Value* k) { pack_one(row0, base, {b_.CreateAdd(b_.CreateMul(kb, i64(line)), k)}, l); },
+               /*unroll_full=*/true);
+        });
       });
-    });
+      return;
+    }
+    std::vector<Value*> ridx;
+    nest(r.extents, 0, ridx, [&]() { loop(i64(0), i64(lanes), [&](Value* l) { pack_one(row0, base, ridx, l); }); });
   };
   // KernelShape::salt_broadcasts: an operand that is not packed is read at
   // its last fold index plus z times the lane's vector (l / lanes of a

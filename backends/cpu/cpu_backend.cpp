@@ -154,6 +154,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.lane_block = ks.lane_block;
     r.row_block = ks.row_block;
     r.pack = ks.pack();
+    r.pack_along_fold = ks.pack_along_fold;
     r.transposed = ks.transposed;
     r.tile = ks.tile;
     r.whole = ks.whole;

@@ -70,6 +70,7 @@ struct KernelReport {
   bool lanes = false;
   int64_t lane_block = 0, row_block = 1;  ///< KernelShape's
   bool pack = false;                      ///< KernelShape's
+  bool pack_along_fold = false;           ///< KernelShape's
   bool transposed = false;                ///< KernelShape's
   int64_t tile = 0;                       ///< KernelShape's
   bool whole = false;                     ///< KernelShape's: one task, constant bounds

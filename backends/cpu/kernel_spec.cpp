@@ -172,12 +172,18 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
   // strided operand otherwise maps its column block onto few cache sets.
   const auto* m = std::get_if<MapE>(&r.src->p);
   if (!m || expr_may_fail(r.src) || fold_n > kMaxPackElements / k.lane_block) return;
+  const uint64_t column = uint64_t(1) << (n - 1);
   for (const Expr& a : m->args) {
-    std::vector<uint64_t> ms;
+    std::vector<uint64_t> ms, inner;
     read_masks(a, vars, ms);
     k.packed.push_back(shared(ms) && std::none_of(ms.begin(), ms.end(), [&](uint64_t x) { return (x & row) != 0; }));
+    read_masks(a, vars, inner, /*innermost=*/true);
+    if (k.packed.back() && r.extents.size() == 1 &&
+        std::any_of(inner.begin(), inner.end(), [&](uint64_t x) { return (x & fold) != 0 && (x & column) == 0; }))
+      k.pack_along_fold = true;
   }
   if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) k.packed.clear();
+  if (!k.pack()) k.pack_along_fold = false;
   // Zen 4 runs a broadcast into a zmm register on its floating-point pipes,
   // an embedded broadcast ({1to16}) not: a [4, 256] x [256, 64] step of
   // 16 multiplications and 16 additions took 21.2 cycles with four

@@ -609,6 +609,29 @@ TEST_CASE("a packed matrix product reads its left operand at an address of its o
   CHECK(difference(long_fold, 13, 1) == "");
 }
 
+TEST_CASE("a product whose right side is read through a transpose packs it along the fold, same bits") {
+  // KernelShape::pack_along_fold: b[j, k] read as the right side of a x
+  // b^T steps along the fold in memory; a product of a and b as it is does
+  // not (the deliberately wrong case for the detection).
+  const std::string head = "input a : f32[64, 64]\ninput b : f32[128, 64]\ninput c : f32[64, 128]\n";
+  Program t = parse(head + "let y : f32[64, 128] = red(sum, 0.0, [64], map(fn(u, v) => mul(u, v), "
+                           "view(a, [64, 128, 64], (i, j, k) -> (i, k)), view(b, [64, 128, 64], (i, j, k) -> (j, k))))\n"
+                           "output y\n");
+  Program n = parse(head + "let y : f32[64, 128] = red(sum, 0.0, [64], map(fn(u, v) => mul(u, v), "
+                           "view(a, [64, 128, 64], (i, j, k) -> (i, k)), view(c, [64, 128, 64], (i, j, k) -> (k, j))))\n"
+                           "output y\n");
+  cpu::CompiledProgram ct(t, {1, true, 3}), cn(n, {1, true, 3});
+  REQUIRE(ct.kernels().size() == 1);
+  REQUIRE(cn.kernels().size() == 1);
+  CHECK(ct.kernels()[0].pack);
+  CHECK(ct.kernels()[0].pack_along_fold);
+  CHECK(cn.kernels()[0].pack);
+  CHECK_FALSE(cn.kernels()[0].pack_along_fold);
+  CHECK(difference(t, 21, 1) == "");
+  CHECK(difference(t, 22, 2, 0) == "");
+  CHECK(difference(n, 23, 1) == "");
+}
+
 TEST_CASE("max and min folds: signed zeros, NaN payloads and infinities in every order, the interpreter's bits") {
   // fold_maximum's cases: x NaN (acc + x), x the winning zero, acc NaN from
   // a NaN initial value (the plain fmaximum). Rows of 64: 8 rows a
