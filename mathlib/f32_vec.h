@@ -69,6 +69,22 @@ inline constexpr double kErfPoly12[13] = {
 /// 2^18 a side holds them, a fraction 2^-10 of the patterns.
 inline constexpr int64_t kErfTier1Half = int64_t(1) << 18;
 
+/// erf(x) for |x| in [2, 4] on AVX-512 (erf_v8_small): y = p(min(|x|, 4) -
+/// 3), p the Chebyshev interpolant of degree 15 of erf(3 + u) on [-1, 1]
+/// (tools/erf_poly.py big 15). |p - erf(3 + u)| <= 2^-39.95 for every real
+/// u in [-1, 1] (cr32_test proves it from erf's Taylor series at 3:
+/// erf_big_poly_bound; sampled, 2^-40.04, at u = -1). u = |x| - 3 is exact
+/// (Sterbenz); the evaluation (estrin, fused nodes) adds at most 15u
+/// sum |c_i| < 2^-48.9, so |y - erf(|x|)| < 2^-39.9 where erf(|x|) >= 0.995:
+/// 2^13.1 bit patterns of y (in [1/2, 1)), inside the first tier's window.
+/// Beyond 4, y approximates erf(4) = 1 - 2^-25.95, which, like erf(|x|),
+/// rounds to 1 (1 - 2^-25 is the midpoint below 1).
+inline constexpr double kErfBigPoly[16] = {
+    0x1.fffd1ac412af3p-1,  0x1.2408e9ca89ecbp-13, -0x1.b60d5bd807f58p-12, 0x1.9db749123b2afp-11,
+    -0x1.11c8694e9cb69p-10, 0x1.0a7b6abb15cd3p-10, -0x1.82f15a0984cc3p-11, 0x1.998898bf4c69bp-12,
+    -0x1.1ab299e38676ep-13, 0x1.d3f4f7c7e45bcp-17, 0x1.06c230c8dcd43p-16,  -0x1.6cfdf557614fcp-17,
+    0x1.910f10622899bp-19,  0x1.de70107d015d7p-23, -0x1.d99e24cf9d515p-22, 0x1.c139bfad168a4p-24};
+
 /// exp(r) for |r| <= 0.021664 (the reduced argument of exp_v16_in_range):
 /// the Chebyshev interpolant of degree 4 on [-0.021661, 0.021661], each
 /// coefficient rounded to binary64 (tools/exp_poly.py). |p - exp| <=

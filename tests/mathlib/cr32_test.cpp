@@ -629,6 +629,27 @@ TEST_CASE("erf's eight-lane polynomial form (every |x| <= 2) gives MPFR's bits; 
                                       -3.5f, std::numeric_limits<float>::infinity()});
 }
 
+TEST_CASE("erf's polynomial form beyond 2 (AVX-512: |x| in (2, 4] and beyond) gives MPFR's bits; its wrong fast path is caught") {
+  // Registers with lanes beyond 2 take kErfBigPoly there (erf_v8_big), the
+  // first tier's polynomial for the others: all beyond 2, mixed with GELU's
+  // inputs, the boundaries and the last floats below 1; a NaN or a
+  // subnormal sends the register to erf_v.
+  std::vector<float> xs;
+  std::mt19937 g(31);
+  std::uniform_real_distribution<float> big(2.0f, 4.0f), far(4.0f, 12.0f);
+  std::normal_distribution<float> gelu(0.0f, 1.4f);
+  for (int i = 0; i < 40000; ++i) {
+    const float x = i % 3 == 0 ? big(g) : i % 3 == 1 ? gelu(g) : (i % 7 ? big(g) : far(g));
+    xs.push_back(i % 2 ? -x : x);
+  }
+  for (float a : {2.0f, 2.0000002f, 3.0f, 3.9192059f, 3.919206f, 3.9192064f, 4.0f, 4.0000005f, 3.9999998f, 1e30f,
+                  std::numeric_limits<float>::infinity()}) {
+    xs.push_back(a);
+    xs.push_back(-a);
+  }
+  check_eight_lane_form<Fn::Erf>(xs, {std::numeric_limits<float>::quiet_NaN(), 0x1p-127f, -0x1p-149f, 0.5f});
+}
+
 TEST_CASE("the log reduction stays within the polynomial's range") {
   // f32_kernels.h's log bound assumes |r| <= 2^-8 + 2^-14.
   CHECK(stax::math::f32::tables().log_max_r <= 0x1p-8 + 0x1p-14);
@@ -802,6 +823,73 @@ double erf_poly_error(const ErfPolyBound& b, size_t terms = kErfPolyTerms) {
   return ((b.approx + gamma * b.cond) * (1 + u) + u) * (1 + 0x1p-40);  // the sum's own roundings, generously
 }
 
+/// f32_vec.h's kErfBigPoly bound for a polynomial c in u: max |p(u) -
+/// erf(3 + u)| over every real u in [-1, 1], proven, not sampled. erf's
+/// Taylor polynomial T_N at 3 (N = 60) stands in for erf: its coefficients
+/// are erf(3) and, for n >= 1, 2/sqrt(pi) e^-9 (-1)^(n-1) H_(n-1)(3) / n!
+/// (H the Hermite polynomials: H_0 = 1, H_1(x) = 2x, H_(k+1) = 2x H_k -
+/// 2k H_(k-1), integers at 3); the remainder's derivative 2/sqrt(pi)
+/// (-1)^N H_N(xi) e^(-xi^2) is at most 2/sqrt(pi) 2 sqrt(2^N N!) by
+/// Cramer's inequality (|H_n(x)| <= 1.0865 sqrt(2^n n!) e^(x^2/2)), so
+/// |erf - T_N| <= that over (N+1)! for |u| <= 1 (below 2^-110). q = p -
+/// T_N on 8192 pieces (piece_bound: the slope's share of a piece's bound,
+/// |b_1| h, is about 16^2 h of the error at the ends, where the
+/// interpolant's error is largest). 256-bit MPFR, a margin of 2^-200.
+double erf_big_poly_bound(std::span<const double> c) {
+  constexpr int kN = 60, kPieces = 8192;
+  std::vector<m::Big> q(kN + 1), r(kN + 1);
+  m::Big g, hm, h0, h1, tmp, t0, bound, worst, rem, h(0x1p-12);  // h = 2 / 8192
+  // g = 2/sqrt(pi) e^-9 / n!, times H_(n-1)(3) (h0 = H_(n-2), h1 = H_(n-1)).
+  mpfr_const_pi(g.v, MPFR_RNDN);
+  mpfr_rec_sqrt(g.v, g.v, MPFR_RNDN);
+  mpfr_mul_ui(g.v, g.v, 2, MPFR_RNDN);
+  mpfr_set_si(tmp.v, -9, MPFR_RNDN);
+  mpfr_exp(tmp.v, tmp.v, MPFR_RNDN);
+  mpfr_mul(g.v, g.v, tmp.v, MPFR_RNDN);
+  mpfr_set_ui(h0.v, 0, MPFR_RNDN);
+  mpfr_set_ui(h1.v, 1, MPFR_RNDN);
+  for (int n = 0; n <= kN; ++n) {
+    if (n == 0) {
+      mpfr_set_ui(tmp.v, 3, MPFR_RNDN);
+      mpfr_erf(tmp.v, tmp.v, MPFR_RNDN);
+    } else {
+      mpfr_div_ui(g.v, g.v, unsigned(n), MPFR_RNDN);
+      if (n >= 2) {  // h1 = H_(n-1)(3) = 6 H_(n-2) - 2(n-2) H_(n-3)
+        mpfr_mul_ui(hm.v, h1.v, 6, MPFR_RNDN);
+        mpfr_mul_ui(h0.v, h0.v, unsigned(2 * (n - 2)), MPFR_RNDN);
+        mpfr_sub(hm.v, hm.v, h0.v, MPFR_RNDN);
+        mpfr_swap(h0.v, h1.v);
+        mpfr_swap(h1.v, hm.v);
+      }
+      mpfr_mul(tmp.v, g.v, h1.v, MPFR_RNDN);
+      if (n % 2 == 0) mpfr_neg(tmp.v, tmp.v, MPFR_RNDN);
+    }
+    mpfr_set_d(q[size_t(n)].v, size_t(n) < c.size() ? c[size_t(n)] : 0.0, MPFR_RNDN);
+    mpfr_sub(q[size_t(n)].v, q[size_t(n)].v, tmp.v, MPFR_RNDN);
+  }
+  // The remainder: 2/sqrt(pi) 2 sqrt(2^N N!) / (N+1)!.
+  mpfr_fac_ui(tmp.v, kN, MPFR_RNDU);
+  mpfr_mul_2ui(tmp.v, tmp.v, kN, MPFR_RNDU);
+  mpfr_sqrt(rem.v, tmp.v, MPFR_RNDU);
+  mpfr_mul_ui(rem.v, rem.v, 4, MPFR_RNDU);
+  mpfr_fac_ui(tmp.v, kN + 1, MPFR_RNDD);
+  mpfr_div(rem.v, rem.v, tmp.v, MPFR_RNDU);
+  mpfr_const_pi(tmp.v, MPFR_RNDD);
+  mpfr_sqrt(tmp.v, tmp.v, MPFR_RNDD);
+  mpfr_div(rem.v, rem.v, tmp.v, MPFR_RNDU);
+  mpfr_set_ui(worst.v, 0, MPFR_RNDN);
+  for (int piece = 0; piece < kPieces; ++piece) {
+    mpfr_set_si(t0.v, piece - kPieces / 2, MPFR_RNDN);
+    mpfr_div_ui(t0.v, t0.v, kPieces / 2, MPFR_RNDN);  // exact: a power of two
+    piece_bound(q, t0, h, r, bound);
+    mpfr_max(worst.v, worst.v, bound.v, MPFR_RNDU);
+  }
+  mpfr_add(worst.v, worst.v, rem.v, MPFR_RNDU);
+  mpfr_set_d(tmp.v, 0x1p-200, MPFR_RNDN);
+  mpfr_add(worst.v, worst.v, tmp.v, MPFR_RNDU);
+  return mpfr_get_d(worst.v, MPFR_RNDU);
+}
+
 }  // namespace
 
 TEST_CASE("exp's degree-4 polynomial (the sixteen-lane form's first tier): its error bound, proven") {
@@ -866,5 +954,34 @@ TEST_CASE("erf's first tier (degree 12 on AVX-512): its error bound, proven, and
   CHECK(erf_poly_bound(bad).approx > std::exp2(-36.71));
   std::copy(std::begin(v::kErfPoly), std::begin(v::kErfPoly) + 13, bad);
   CHECK(erf_poly_bound(bad).approx > std::exp2(-30));
+}
+
+TEST_CASE("erf's polynomial for |x| in [2, 4] (AVX-512): its error bound, proven, and its window") {
+  namespace v = m::f32::vec;
+  const double approx = erf_big_poly_bound(v::kErfBigPoly);
+  // The evaluation: at most estrin_roundings(16) roundings a coefficient,
+  // times sum |c_i| (|u| <= 1).
+  double sum = 0;
+  for (double c : v::kErfBigPoly) sum += std::fabs(c);
+  const double k = estrin_roundings(16), eval = k * 0x1p-53 / (1 - k * 0x1p-53) * sum;
+  UNSCOPED_INFO("approx 2^" << std::log2(approx) << ", evaluation 2^" << std::log2(eval));
+  CHECK(approx < std::exp2(-39.95));  // f32_vec.h's figures
+  CHECK(eval < std::exp2(-48.9));
+  // y in [1/2, 1): 2^53 patterns a unit; inside the first tier's window.
+  CHECK(0x1p53 * (approx + eval) < std::exp2(13.1));
+  CHECK(std::exp2(13.1) < double(v::kErfTier1Half));
+  // erf(4) rounds to 1 (the lanes beyond 4 use p(1)): it lies above the
+  // midpoint 1 - 2^-25.
+  CHECK(m::mpfr_f32(Fn::Erf, 4.0f) == 1.0f);
+  CHECK(m::mpfr_f32(Fn::Erf, 3.9f) < 1.0f);  // and not every lane beyond 2 does
+  // Deliberately wrong: a coefficient off by 2^-30 of itself, or the
+  // polynomial cut to degree 13.
+  double bad[16];
+  std::copy(std::begin(v::kErfBigPoly), std::end(v::kErfBigPoly), bad);
+  bad[2] *= 1 + 0x1p-30;
+  CHECK(erf_big_poly_bound(bad) > std::exp2(-39.95));
+  std::copy(std::begin(v::kErfBigPoly), std::end(v::kErfBigPoly), bad);
+  bad[14] = bad[15] = 0;
+  CHECK(erf_big_poly_bound(bad) > std::exp2(-38));
 }
 #endif
