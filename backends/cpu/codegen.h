@@ -73,10 +73,11 @@ struct KernelShape {
   /// an address of its own for each vector of lanes (Emitter::salted), so
   /// that each broadcast has one user and folds into its multiplication.
   bool salt_broadcasts = false;
-  /// With packed operands over one fold dimension: one of them reads its
-  /// lines along the fold, not along the lanes (a transposed right side):
-  /// it is packed a cache line of the fold at a time (lanes x line tiles)
-  /// instead of a fold step at a time, whose lanes each read another line.
+  /// With packed operands over one fold dimension (a multiple of 8, as the
+  /// lanes): one of them reads its lines along the fold, not along the lanes
+  /// (a transposed right side): they are packed 8 lanes x 8 fold steps at a
+  /// time, transposed in registers (Emitter::transpose), instead of a fold
+  /// step at a time, whose lanes each read another line.
   bool pack_along_fold = false;
   /// A rank-1 output folded over one contiguous dimension (row sums): its
   /// lanes are kTransposeLanes consecutive rows, each folding its own row in

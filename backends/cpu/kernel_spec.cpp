@@ -178,7 +178,7 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
     read_masks(a, vars, ms);
     k.packed.push_back(shared(ms) && std::none_of(ms.begin(), ms.end(), [&](uint64_t x) { return (x & row) != 0; }));
     read_masks(a, vars, inner, /*innermost=*/true);
-    if (k.packed.back() && r.extents.size() == 1 &&
+    if (k.packed.back() && r.extents.size() == 1 && r.extents[0] % 8 == 0 && k.lane_block % 8 == 0 &&
         std::any_of(inner.begin(), inner.end(), [&](uint64_t x) { return (x & fold) != 0 && (x & column) == 0; }))
       k.pack_along_fold = true;
   }
