@@ -355,6 +355,10 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     if (pm) return each_column([&](Value* base) { packed_rows(i64(0), nrb, base); });
     loop(i64(0), nrb, [&](Value* rb) { columns(b_.CreateMul(rb, i64(rows))); });
   };
+  if (outer.empty() && rows == 1) {  // rank 1: the range counts blocks of lanes (column_lanes)
+    loop(begin, end, [&](Value* jb) { block(nullptr, b_.CreateMul(jb, i64(lanes))); });
+    return;
+  }
   if (outer.empty()) {
     body();
     return;

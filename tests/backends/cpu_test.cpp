@@ -312,6 +312,43 @@ TEST_CASE("row blocks: matrix products step 4 or 2 rows of lane blocks together,
   CHECK(difference(p, 41, 1) != "");
 }
 
+TEST_CASE("column lanes: a rank-1 fold whose reads run along the output steps blocks of outputs together") {
+  // column_lanes: out[j] = fold_i x[i, j] reads a piece of a line of x a
+  // step for a block of 32 (16, 8) outputs; a read along the fold alone (a
+  // per-step scalar) is a broadcast. The range counts the blocks. The
+  // deliberately wrong cases: a row fold (its reads run along the fold) is
+  // not one, and max without its NaN rule must differ.
+  struct Case {
+    std::string program;
+    int64_t extent;
+  };
+  const Case cases[] = {
+      {"input x : f32[1024, 64]\nlet s : f32[64] = red(prod, 1.0, [1024], view(x, [64, 1024], (i, j) -> (j, i)))"
+       "\noutput s\n",
+       2},
+      {"input mu : f32[64]\nlet s : f32[64] = red(sum, 0.0, [1024], view(mu, [64, 1024], (i, j) -> (i)))\noutput s\n",
+       2},
+      {"input a : f32[256, 96]\ninput b : f32[256, 96]\ninput m : f32[256]\nlet s : f32[96] = red(sum, 0.0, [256], "
+       "map(fn(u, v, w) => mul(sub(u, w), v), permute(a, [1, 0]), permute(b, [1, 0]), view(m, [96, 256], (j, i) -> (i))))"
+       "\noutput s\n",
+       3},
+      {"input x : f64[512, 48]\nlet s : f64[48] = red(max, -inf, [512], permute(x, [1, 0]))\noutput s\n", 3},
+  };
+  for (const Case& c : cases) {
+    INFO(c.program);
+    const cpu::KernelReport k = checked_kernel(c.program, 53);
+    CHECK(k.lanes);
+    CHECK_FALSE(k.transposed);
+    CHECK(k.parallel_extent == c.extent);
+    CHECK(difference(parse(c.program), 54, 2) == "");
+  }
+  const cpu::KernelReport row = checked_kernel(
+      "input x : f32[64, 1024]\nlet s : f32[64] = red(sum, 0.0, [1024], x)\noutput s\n", 55);
+  CHECK(row.transposed);
+  ScopedMutant m("max-drops-nan");
+  CHECK(difference(parse(cases[3].program), 56, 1) != "");
+}
+
 TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, transposed in registers") {
   // Each row keeps its own accumulator (a lane), folding in order; the
   // source is evaluated along 8 rows, an 8 x 8 tile at a time (two tiles a
@@ -339,10 +376,6 @@ TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, trans
        true, 8},
       {"input x : i32[64, 1024]\nlet s : i32[64] = red(sum, 0, [1024], map(fn(a) => mul(a, 3), x))\noutput s\n",
        true, 8},
-      // A transposed view: still one fold a row, in order.
-      {"input x : f32[1024, 64]\nlet s : f32[64] = red(prod, 1.0, [1024], view(x, [64, 1024], (i, j) -> (j, i)))"
-       "\noutput s\n",
-       true, 8},
       // A fold longer than any scratch would hold: 2^17 a row.
       {"input x : f32[8, 131072]\nlet s : f32[8] = red(sum, 0.0, [131072], x)\noutput s\n", true, 1},
       // Rows not a multiple of 8, a gather that may fail, a row-broadcast
@@ -350,8 +383,6 @@ TEST_CASE("transposed folds: a rank-1 output steps 8 rows' folds together, trans
       {"input x : f32[60, 1024]\nlet s : f32[60] = red(sum, 0.0, [1024], x)\noutput s\n", false, 60},
       {"input x : f32[64, 1024]\ninput g : i64[1024]\nlet s : f32[64] = red(sum, 0.0, [1024], "
        "view(x, [64, 1024], (i, j) -> (i, load(g, j))))\noutput s\n",
-       false, 64},
-      {"input mu : f32[64]\nlet s : f32[64] = red(sum, 0.0, [1024], view(mu, [64, 1024], (i, j) -> (i)))\noutput s\n",
        false, 64},
   };
   for (const Case& c : cases) {
