@@ -33,13 +33,13 @@ namespace stax::math::f32::vec {
 /// (tools/erf_poly.py). Error of y = fl(|x| p~(t)), p~ p evaluated by
 /// estrin() with fused nodes, t = x^2 exact, relative to erf(|x|):
 ///  * |p - G| <= 2^-51 |G| on [0, 4] (G decreases, G(4) = erf(2)/2;
-///    cr32_test proves the bound for every real t in [0, 4] from G's
+///    poly_bounds_test proves the bound for every real t in [0, 4] from G's
 ///    Taylor series and a subdivision: erf_poly_bound);
 ///  * the evaluation: each coefficient passes at most 16 roundings (c_15:
 ///    the powers t^2, t^4, t^8 (1 + 3 + 7) and five nodes; c_16: t^16 (15)
 ///    and the top node), so |p~ - p| <= gamma_16 sum |c_i| t^i, and
 ///    sum |c_i| t^i / G(t) increases with t: at most 18.66 (t = 4), so
-///    298.6u (cr32_test: erf_poly_bound again);
+///    298.6u (poly_bounds_test: erf_poly_bound again);
 ///  * the product by |x|: u.
 /// Sum 299.6u + 2^-51 < 2^-44.7, within kErrErf = 2^-44.
 inline constexpr double kErfPoly[17] = {
@@ -51,7 +51,7 @@ inline constexpr double kErfPoly[17] = {
 
 /// The first tier of erf_v8_small on AVX-512: the Chebyshev interpolant of
 /// degree 12 of the same G on [0, 4] (tools/erf_poly.py 12). |p - G| <=
-/// 2^-36.71 G(4) <= 2^-36.71 G (cr32_test proves it as kErfPoly's:
+/// 2^-36.71 G(4) <= 2^-36.71 G (poly_bounds_test proves it as kErfPoly's:
 /// erf_poly_bound, which bounds the absolute error over G's least value;
 /// sampled, the largest |p - G| / G is 2^-37.89); with the evaluation (13
 /// terms, estrin: at most 12 roundings a coefficient, times sum |c_i| t^i /
@@ -72,7 +72,7 @@ inline constexpr int64_t kErfTier1Half = int64_t(1) << 18;
 /// erf(x) for |x| in [2, 4] on AVX-512 (erf_v8_small): y = p(min(|x|, 4) -
 /// 3), p the Chebyshev interpolant of degree 15 of erf(3 + u) on [-1, 1]
 /// (tools/erf_poly.py big 15). |p - erf(3 + u)| <= 2^-39.95 for every real
-/// u in [-1, 1] (cr32_test proves it from erf's Taylor series at 3:
+/// u in [-1, 1] (poly_bounds_test proves it from erf's Taylor series at 3:
 /// erf_big_poly_bound; sampled, 2^-40.04, at u = -1). u = |x| - 3 is exact
 /// (Sterbenz); the evaluation (estrin, fused nodes) adds at most 15u
 /// sum |c_i| < 2^-48.9, so |y - erf(|x|)| < 2^-39.9 where erf(|x|) >= 0.995:
@@ -88,7 +88,7 @@ inline constexpr double kErfBigPoly[16] = {
 /// exp(r) for |r| <= 0.021664 (the reduced argument of exp_v16_in_range):
 /// the Chebyshev interpolant of degree 4 on [-0.021661, 0.021661], each
 /// coefficient rounded to binary64 (tools/exp_poly.py). |p - exp| <=
-/// 2^-38.50 exp on [-0.021664, 0.021664] (cr32_test proves it from exp's
+/// 2^-38.50 exp on [-0.021664, 0.021664] (poly_bounds_test proves it from exp's
 /// Taylor series and a subdivision: exp_poly_bound; sampled, the largest
 /// error is 2^-38.52, at the ends). The first tier of
 /// exp_v16_in_range; the degree-6 Taylor polynomial (Tables::exp16_c) is
