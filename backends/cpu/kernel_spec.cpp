@@ -183,6 +183,10 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
       k.pack_along_fold = true;
   }
   if (std::none_of(k.packed.begin(), k.packed.end(), [](bool p) { return p; })) k.packed.clear();
+  // The register transpose packs every packed operand; not booleans, whose
+  // i1 lanes are not bytes.
+  for (size_t a = 0; a < k.packed.size(); ++a)
+    if (k.packed[a] && m->args[a]->type.dtype == DType::Bool) k.pack_along_fold = false;
   if (!k.pack()) k.pack_along_fold = false;
   // Zen 4 runs a broadcast into a zmm register on its floating-point pipes,
   // an embedded broadcast ({1to16}) not: a [4, 256] x [256, 64] step of

@@ -661,6 +661,16 @@ TEST_CASE("a product whose right side is read through a transpose packs it along
   CHECK(difference(t, 21, 1) == "");
   CHECK(difference(t, 22, 2, 0) == "");
   CHECK(difference(n, 23, 1) == "");
+  // A boolean operand read through a transpose is packed a step at a time
+  // (its i1 lanes are not bytes for the transpose's vector stores).
+  Program b = parse("input a : f32[64, 64]\ninput m : bool[128, 64]\nlet y : f32[64, 128] = red(sum, 0.0, [64], "
+                    "map(fn(u, c) => mul(u, cast(c, f32)), view(a, [64, 128, 64], (i, j, k) -> (i, k)), "
+                    "view(m, [64, 128, 64], (i, j, k) -> (j, k))))\noutput y\n");
+  cpu::CompiledProgram cb(b, {1, true, 3});
+  REQUIRE(cb.kernels().size() == 1);
+  CHECK(cb.kernels()[0].pack);
+  CHECK_FALSE(cb.kernels()[0].pack_along_fold);
+  CHECK(difference(b, 24, 1) == "");
 }
 
 TEST_CASE("max and min folds: signed zeros, NaN payloads and infinities in every order, the interpreter's bits") {
