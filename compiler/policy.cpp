@@ -218,16 +218,29 @@ std::string split_pass(Program& p, const Device& d, xform::SemClass& cls) {
     split.k = k;
     xform::Context ctx;
     xform::Result res = xform::split_reduction(p, split, ctx);
+    // The first level (the partials) becomes its own buffer (Listing 6.4).
+    // A half-precision reduction accumulates in f32 (DESIGN §3): the split
+    // gives map(cast, red(op, init, [k], red(...))), its f32 partials kept as
+    // they are and rounded to the half once, after the outer level. A split
+    // that the transform refused (a red nested too deep) leaves the binding
+    // as it was: then it is not split.
+    const Expr& split_expr = res.program.bindings[bi].expr;
+    const auto* rounding = std::get_if<MapE>(&split_expr->p);
+    const Expr top = rounding && rounding->args.size() == 1 ? rounding->args[0] : split_expr;
+    const auto* outer = std::get_if<RedE>(&top->p);
+    if (!outer || !std::holds_alternative<RedE>(outer->src->p)) {
+      notes += "split " + name + ": Algorithm 6.1 asked for " + std::to_string(k) + " segments, but split-reduction left " +
+               name + " unsplit\n";
+      continue;
+    }
     cls = xform::weaker(cls, res.cls);
     p = std::move(res.program);
-    // The first level (the partials) becomes its own buffer (Listing 6.4).
     Binding& b = p.bindings[bi];
-    const auto* outer = std::get_if<RedE>(&b.expr->p);
-    STAX_CHECK(outer && std::holds_alternative<RedE>(outer->src->p)) << "split-reduction gave an unexpected shape";
     std::string part = xform::fresh_name(p, name + "_partial");
     Expr inner = push_views(outer->src);
     Expr ref = make_expr(inner->type, NameE{part});
-    b.expr = make_expr(b.expr->type, RedE{outer->op, outer->init, outer->extents, ref});
+    Expr combined = make_expr(top->type, RedE{outer->op, outer->init, outer->extents, ref});
+    b.expr = top == b.expr ? combined : make_expr(b.expr->type, MapE{rounding->fn, {combined}});
     p.bindings.insert(p.bindings.begin() + std::ptrdiff_t(bi), Binding{part, inner, {}});
     notes += "split " + name + ": Algorithm 6.1 (n = " + std::to_string(n) + ", n_r = " + std::to_string(nr) + "): " + why +
              "; partials " + part + " : " + shape_text(inner->type.shape) + ", class " +

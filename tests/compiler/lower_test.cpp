@@ -144,6 +144,27 @@ output sum_1_partial0
   CHECK(check(eager.program, wrong, xform::SemClass::Real, 2).status == oracle::Status::Counterexample);
 }
 
+TEST_CASE("an f16 sum split on a GPU keeps f32 partials and rounds once (graph fuzzer's regression)", "[compiler][golden]") {
+  // Example 6.2 in half precision: split-reduction wraps the split red in the
+  // rounding to f16, which the split pass once took for an unexpected shape
+  // (an abort found by the graph fuzzer).
+  const char* graph = "fuzz/corpus/graph/regress_f16_split_sum.json";
+  Lowered l = lower_file(graph, "gpu:sm=132");
+  std::string text = lowered_text(l, Device{true});
+  CHECK(l.cls == xform::SemClass::Real);
+  CHECK(test::contains(text, "let sum_1_partial0 : f32[64, 2] = red(sum, -0.0, [8192]"));
+  CHECK(test::contains(text, "let sum_1 : f16[64] = map(fn(x) => cast(x, f16)"));
+  Lowered eager = lower_file(graph, "gpu:sm=132", true);
+  CHECK(check(eager.program, l.program, l.cls, 2).status == oracle::Status::Verified);
+  // Deliberately wrong: the second segment reads the first one again.
+  sem::Program wrong = replace_binding(l.program, "sum_1_partial0", R"(
+input primals_1 : f16[64, 16384]
+let sum_1_partial0 : f32[64, 2] = red(sum, -0.0, [8192], map(fn(a, b) => cast(cast(mul(a, b), f16), f32), view(primals_1, [64, 2, 8192], (i0, i1, i2) -> (i0, i2)), view(primals_1, [64, 2, 8192], (i0, i1, i2) -> (i0, i2))))
+output sum_1_partial0
+)");
+  CHECK(check(eager.program, wrong, xform::SemClass::Real, 2).status == oracle::Status::Counterexample);
+}
+
 TEST_CASE("Example 6.3: g1 keeps wrap and check, g2 folds to (3*i0) % 128 and drops both", "[compiler][golden]") {
   Lowered g1 = lower_file("examples/graphs/example_6_3_g1.json");
   std::string t1 = lowered_text(g1, Device{});
