@@ -103,6 +103,7 @@ int bench_command(const BenchOptions& o) {
     backends::cpu::CpuOptions copt{threads, o.dump_ir, o.opt_level};
     if (o.chain_bytes >= 0) copt.chain_bytes = o.chain_bytes;
     copt.fold_storage = !o.no_fold;
+    copt.jam = !o.no_jam;
     if (o.stream_bytes != -2) copt.stream_bytes = o.stream_bytes;
     backends::cpu::CompiledProgram cp(p, copt);
     const auto& ks = cp.kernels();
@@ -148,6 +149,7 @@ int bench_command(const BenchOptions& o) {
                         : ", parallel over " + std::to_string(kr.parallel_extent);
       if (kr.chain >= 0) shape += ", chain " + std::to_string(kr.chain) + " (" + std::to_string(kr.chain_rows) + " rows a step)";
       if (kr.folded) shape += ", folded";
+      if (!kr.jammed_with.empty()) shape += ", jammed with " + kr.jammed_with;
       if (kr.streamed) shape += ", streamed";
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},
@@ -208,6 +210,9 @@ Subcommand register_bench(CLI::App& app) {
   b->add_flag("--no-fold", o->no_fold,
               "CPU: no storage folding (an output that only its chain reads, at its own rows, otherwise lives in "
               "one block of rows)");
+  b->add_flag("--no-jam", o->no_jam,
+              "CPU: no jammed chain members (a chain's last pointwise member otherwise runs a block behind, in the "
+              "loop of an earlier one that calls the math library)");
   b->add_option("--stream-bytes", o->stream_bytes,
                 "CPU: a program output that no kernel reads, of at least this many bytes (and 4 MiB), is written "
                 "with non-temporal stores (default 16 MiB; -1: never)")

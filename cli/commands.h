@@ -263,6 +263,7 @@ struct BenchOptions {
   int64_t chain_bytes = -1;
   /// CPU: off, CpuOptions::fold_storage (every output in a full buffer).
   bool no_fold = false;
+  bool no_jam = false;
   /// CPU: CpuOptions::stream_bytes (-1: never; -2: the default,
   /// backends::cpu::default_stream_bytes).
   int64_t stream_bytes = -2;

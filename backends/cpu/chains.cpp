@@ -137,7 +137,7 @@ std::vector<Chain> plan_chains(const std::vector<KernelSpec>& specs, const std::
       linked = linked || reads_member;
       last = j;
     }
-    if (last > k && linked) chains.push_back({k, last, rows, chunk_rows(specs, shapes, k, last, cache_bytes), {}});
+    if (last > k && linked) chains.push_back({k, last, rows, chunk_rows(specs, shapes, k, last, cache_bytes), {}, {}});
     k = last + 1;
   }
   return chains;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct Chain {
   /// Members whose output lives in a buffer of one chunk's rows, reused
   /// chunk after chunk (storage folding, fold_storage), by program index.
   std::vector<size_t> folded;
+  /// The member that the last one runs jammed with, a chunk behind
+  /// (jam.h: plan_jam), by program index.
+  std::optional<size_t> jam;
 };
 
 /// Whether every read of `producer` in `consumer` (its views composed into

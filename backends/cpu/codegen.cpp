@@ -296,30 +296,10 @@ void Emitter::tiled_pointwise(int64_t T, Value* begin, Value* end, std::vector<V
   });
 }
 
-std::vector<std::string> Emitter::run(const std::string& fname) {
-  // impl(ptr noalias b0, ..., i64 begin, i64 end, ptr noalias fail), inlined
-  // into the exported fname(ptr bufs, i64 begin, i64 end, ptr fail).
-  auto* ptr = b_.getPtrTy();
-  std::vector<llvm::Type*> params(spec_.names.size(), ptr);
-  params.push_back(b_.getInt64Ty());
-  params.push_back(b_.getInt64Ty());
-  params.push_back(ptr);
-  auto* impl_ty = llvm::FunctionType::get(b_.getInt32Ty(), params, false);
-  auto* impl = llvm::Function::Create(impl_ty, llvm::Function::InternalLinkage, fname + "_impl", m_);
-  impl->addFnAttr(llvm::Attribute::AlwaysInline);
-  impl->addFnAttr(llvm::Attribute::NoUnwind);
-  for (size_t i = 0; i < spec_.names.size() + 3; ++i)
-    if (params[i]->isPointerTy()) impl->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
-  alloca_block_ = llvm::BasicBlock::Create(ctx_, "entry", impl);
-  auto* start = llvm::BasicBlock::Create(ctx_, "start", impl);
-  llvm::IRBuilder<>(alloca_block_).CreateBr(start);
-  b_.SetInsertPoint(start);
-  for (size_t i = 0; i < spec_.names.size(); ++i) bufs_.push_back(impl->getArg(unsigned(i)));
-  Value* begin = impl->getArg(unsigned(spec_.names.size()));
-  Value* end = impl->getArg(unsigned(spec_.names.size() + 1));
-  fail_ = impl->getArg(unsigned(spec_.names.size() + 2));
+void Emitter::enter(llvm::Function* impl, unsigned first_buf, Value* begin, Value* fail, const KernelShape& ks) {
+  for (size_t i = 0; i < spec_.names.size(); ++i) bufs_.push_back(impl->getArg(first_buf + unsigned(i)));
+  fail_ = fail;
   pos_ = i64(0);
-  KernelShape ks = kernel_shape(spec_);
   // Folded buffers (chain members only: never whole kernels) hold the rows
   // from begin x rows-per-unit on.
   for (size_t i = 0; i < spec_.folded.size(); ++i) {
@@ -335,18 +315,10 @@ std::vector<std::string> Emitter::run(const std::string& fname) {
     const int64_t row = num_elements(s) / s[0], unit = out[0] / ks.parallel_extent;
     origin_.push_back(b_.CreateMul(begin, i64(unit * row)));
   }
-  // A whole kernel computes [0, extent) whatever range it is given:
-  // CompiledProgram::run calls it once over that range. (A guard refusing
-  // other ranges, one branch at entry, cost a fifth of fuzzing's
-  // throughput at O3: 29-30 programs/s against 23-25.)
-  if (ks.whole) {
-    begin = i64(0);
-    end = i64(ks.parallel_extent);
-  }
-  if (const auto* r = std::get_if<RedE>(&spec_.expr->p)) emit_reduction(*r, ks, begin, end);
-  else emit_pointwise(ks, begin, end);
-  b_.CreateRet(b_.getInt32(0));
+}
 
+void Emitter::export_kernel(const std::string& fname, llvm::Function* impl, const std::vector<const KernelSpec*>& specs) {
+  auto* ptr = b_.getPtrTy();
   auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), {ptr, b_.getInt64Ty(), b_.getInt64Ty(), ptr}, false);
   auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, fname, m_);
   f->addFnAttr(llvm::Attribute::NoUnwind);
@@ -359,19 +331,62 @@ std::vector<std::string> Emitter::run(const std::string& fname) {
   f->addFnAttr(llvm::Attribute::getWithStackAlignment(ctx_, llvm::Align(kSpillAlign)));
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
   std::vector<Value*> args;
-  for (size_t i = 0; i < spec_.names.size(); ++i) {
-    auto* arg = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, f->getArg(0), i));
-    if (i == 0 && spec_.stream) {  // stream_stores.h; the runtime checks the alignment
-      arg->setMetadata(kStreamMetadata, llvm::MDNode::get(ctx_, {}));
-      arg->setMetadata(llvm::LLVMContext::MD_align,
-                       llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt64(kStreamAlign))}));
+  for (const KernelSpec* s : specs)
+    for (size_t i = 0; i < s->names.size(); ++i) {
+      auto* arg = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, f->getArg(0), args.size()));
+      if (i == 0 && s->stream) {  // stream_stores.h; the runtime checks the alignment
+        arg->setMetadata(kStreamMetadata, llvm::MDNode::get(ctx_, {}));
+        arg->setMetadata(llvm::LLVMContext::MD_align,
+                         llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt64(kStreamAlign))}));
+      }
+      args.push_back(arg);
     }
-    args.push_back(arg);
-  }
   args.push_back(f->getArg(1));
   args.push_back(f->getArg(2));
   args.push_back(f->getArg(3));
   b_.CreateRet(b_.CreateCall(impl, args));
+}
+
+llvm::Function* Emitter::begin_impl(const std::string& fname, size_t nbufs) {
+  // impl(ptr noalias b0, ..., i64 begin, i64 end, ptr noalias fail), inlined
+  // into the exported fname(ptr bufs, i64 begin, i64 end, ptr fail).
+  auto* ptr = b_.getPtrTy();
+  std::vector<llvm::Type*> params(nbufs, ptr);
+  params.push_back(b_.getInt64Ty());
+  params.push_back(b_.getInt64Ty());
+  params.push_back(ptr);
+  auto* impl_ty = llvm::FunctionType::get(b_.getInt32Ty(), params, false);
+  auto* impl = llvm::Function::Create(impl_ty, llvm::Function::InternalLinkage, fname + "_impl", m_);
+  impl->addFnAttr(llvm::Attribute::AlwaysInline);
+  impl->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i]->isPointerTy()) impl->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+  alloca_block_ = llvm::BasicBlock::Create(ctx_, "entry", impl);
+  auto* start = llvm::BasicBlock::Create(ctx_, "start", impl);
+  llvm::IRBuilder<>(alloca_block_).CreateBr(start);
+  b_.SetInsertPoint(start);
+  return impl;
+}
+
+std::vector<std::string> Emitter::run(const std::string& fname) {
+  llvm::Function* impl = begin_impl(fname, spec_.names.size());
+  Value* begin = impl->getArg(unsigned(spec_.names.size()));
+  Value* end = impl->getArg(unsigned(spec_.names.size() + 1));
+  KernelShape ks = kernel_shape(spec_);
+  enter(impl, 0, begin, impl->getArg(unsigned(spec_.names.size() + 2)), ks);
+  // A whole kernel computes [0, extent) whatever range it is given:
+  // CompiledProgram::run calls it once over that range. (A guard refusing
+  // other ranges, one branch at entry, cost a fifth of fuzzing's
+  // throughput at O3: 29-30 programs/s against 23-25.)
+  if (ks.whole) {
+    begin = i64(0);
+    end = i64(ks.parallel_extent);
+  }
+  if (const auto* r = std::get_if<RedE>(&spec_.expr->p)) emit_reduction(*r, ks, begin, end);
+  else emit_pointwise(ks, begin, end);
+  b_.CreateRet(b_.getInt32(0));
+
+  export_kernel(fname, impl, {&spec_});
   return reasons_;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backends/cpu/chains.h"
+#include "backends/cpu/jam.h"
 #include "backends/cpu/codegen.h"
 #include "backends/cpu/stream_stores.h"
 #include "backends/cpu/thread_pool.h"
@@ -60,6 +61,7 @@ struct CompiledProgram::Impl {
     int64_t row_bytes = 0;
   };
   std::vector<std::vector<Fold>> folds;  ///< per chain, its folded outputs that store anything
+  std::vector<CompiledKernel> jams;      ///< per chain, its jam (jam.h), or no function
   // Buffers of earlier runs, reused once the caller has let go of them (a
   // caching allocator: fresh pages would make every run pay page faults).
   mutable std::mutex pool_mu;
@@ -127,11 +129,29 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
                       return emit_kernel(m, fname, *spec);
                     }});
   }
+  // Jams after the kernels: compiled[specs.size() + q] is the q-th jam.
+  std::vector<size_t> jammed;  // chains with a jam, in order
+  for (size_t c = 0; c < impl_->chains.size(); ++c) {
+    Chain& ch = impl_->chains[c];
+    if (opt.jam) ch.jam = plan_jam(ch, impl_->specs, impl_->shapes);
+    if (!ch.jam) continue;
+    jammed.push_back(c);
+    const KernelSpec* early = &impl_->specs[*ch.jam];
+    const KernelSpec* late = &impl_->specs[ch.last];
+    const int64_t units = ch.chunk;  // plain pointwise kernels: a unit is a row
+    reqs.push_back({jam_key(impl_->keys[*ch.jam], impl_->keys[ch.last], units),
+                    [early, late, units](llvm::Module& m, const std::string& fname) {
+                      return emit_jam(m, fname, *early, *late, units);
+                    }});
+  }
   if (opt.batch) {
     impl_->compiled = jit.compile_batch(reqs, opt.opt_level);
   } else {
     for (const Jit::Request& r : reqs) impl_->compiled.push_back(jit.compile(r.key, r.emit, opt.opt_level));
   }
+  impl_->jams.resize(impl_->chains.size());
+  for (size_t q = 0; q < jammed.size(); ++q) impl_->jams[jammed[q]] = impl_->compiled[impl_->specs.size() + q];
+  impl_->compiled.resize(impl_->specs.size());
   for (size_t i = 0; i < impl_->specs.size(); ++i) {
     const KernelSpec& spec = impl_->specs[i];
     const CompiledKernel& k = impl_->compiled[i];
@@ -171,6 +191,10 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
       impl_->reports[j].chain_rows = impl_->chains[c].chunk;
     }
     for (size_t j : impl_->chains[c].folded) impl_->reports[j].folded = true;
+    if (const auto& j = impl_->chains[c].jam) {
+      impl_->reports[*j].jammed_with = impl_->specs[impl_->chains[c].last].binding;
+      impl_->reports[impl_->chains[c].last].jammed_with = impl_->specs[*j].binding;
+    }
   }
 }
 
@@ -285,25 +309,63 @@ std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chai
   // Each task's own arguments and folded buffers (a chunk's rows each; the
   // kernels address a folded buffer from the first row of the range they
   // are called for: KernelSpec::folded), allocated here, before the tasks.
+  // With a jam, two slots each: chunk ch writes slot ch mod 2 (jam.h).
+  const size_t ci = size_t(&c - chains.data());  // c is one of `chains`
+  const bool jam = jams[ci].fn != nullptr;
+  const int64_t slots = jam && !opt.jam_one_slot ? 2 : 1;
   std::vector<std::vector<std::vector<void*>>> task_args(size_t(tasks), args);
   std::vector<std::unique_ptr<void, decltype(&std::free)>> scratch;
-  for (auto& a : task_args)
-    for (const Fold& f : folds[size_t(&c - chains.data())]) {  // c is one of `chains`
-      scratch.emplace_back(std::aligned_alloc(64, size_t(f.row_bytes * c.chunk + 63) / 64 * 64), &std::free);
+  std::vector<std::vector<char*>> task_slots(static_cast<size_t>(tasks));  // per fold, its first slot
+  auto slot_bytes = [&](const Fold& f) { return size_t(f.row_bytes * c.chunk + 63) / 64 * 64; };
+  for (size_t t = 0; t < size_t(tasks); ++t)
+    for (const Fold& f : folds[ci]) {
+      scratch.emplace_back(std::aligned_alloc(64, slot_bytes(f) * size_t(slots)), &std::free);
       if (!scratch.back()) throw std::bad_alloc();
-      for (auto [j, s] : f.slots) a[j][s] = scratch.back().get();
+      task_slots[t].push_back(static_cast<char*>(scratch.back().get()));
+      for (auto [j, s] : f.slots) task_args[t][j][s] = scratch.back().get();
     }
+  // Member j's arguments, its folded buffers in the slot of chunk ch.
+  auto at_chunk = [&](int64_t t, size_t j, int64_t ch) {
+    std::vector<void*>& a = task_args[size_t(t)][j];
+    for (size_t q = 0; q < folds[ci].size(); ++q)
+      for (auto [m, s] : folds[ci][q].slots)
+        if (m == j) a[s] = task_slots[size_t(t)][q] + slot_bytes(folds[ci][q]) * size_t(ch % slots);
+    return a.data();
+  };
+  const size_t late = n - 1, early = jam ? *c.jam - c.first : n;
   auto task = [&](int64_t t) {
-    std::vector<std::vector<void*>>& a = task_args[size_t(t)];
-    for (int64_t ch = chunks * t / tasks; ch < chunks * (t + 1) / tasks; ++ch) {
+    auto call = [&](size_t j, int64_t ch) {
       const int64_t r0 = ch * c.chunk, r1 = std::min(c.rows, r0 + c.chunk);
+      const int64_t unit = c.rows / shapes[c.first + j].parallel_extent;  // rows per unit of the range
+      auto t0 = run_ms ? Clock::now() : Clock::time_point{};
+      compiled[c.first + j].fn(at_chunk(t, j, ch), r0 / unit, r1 / unit, &fails[j][size_t(ch)]);
+      if (run_ms) cpu[size_t(t)][j] += ms_since(t0);
+    };
+    const int64_t first = chunks * t / tasks, last = chunks * (t + 1) / tasks;
+    for (int64_t ch = first; ch < last; ++ch) {
       for (size_t j = 0; j < n; ++j) {
-        const int64_t unit = c.rows / shapes[c.first + j].parallel_extent;  // rows per unit of the range
+        if (jam && j == late) continue;  // a chunk behind: at `early` of the next chunk, or after the last
+        const bool full = (ch + 1) * c.chunk <= c.rows;
+        if (!(jam && j == early && ch > first && full)) {
+          if (jam && j == early && ch > first) call(late, ch - 1);
+          call(j, ch);
+          continue;
+        }
+        // early over chunk ch with late over chunk ch - 1, both full.
+        std::vector<void*> both;
+        void** pe = at_chunk(t, early, ch);
+        both.insert(both.end(), pe, pe + task_args[size_t(t)][early].size());
+        void** pl = at_chunk(t, late, ch - 1);
+        both.insert(both.end(), pl, pl + task_args[size_t(t)][late].size());
+        FailRecord f[2];
         auto t0 = run_ms ? Clock::now() : Clock::time_point{};
-        compiled[c.first + j].fn(a[j].data(), r0 / unit, r1 / unit, &fails[j][size_t(ch)]);
-        if (run_ms) cpu[size_t(t)][j] += ms_since(t0);
+        jams[ci].fn(both.data(), ch * c.chunk, (ch + 1) * c.chunk, f);
+        if (run_ms) cpu[size_t(t)][early] += ms_since(t0);
+        fails[early][size_t(ch)] = f[0];
+        fails[late][size_t(ch - 1)] = f[1];
       }
     }
+    if (jam && last > first) call(late, last - 1);
   };
   auto t0 = Clock::now();
   if (tasks <= 1) task(0);

@@ -53,6 +53,14 @@ struct CpuOptions {
   /// Folding without the checks of who reads a member's output: the tests'
   /// deliberately wrong folding, never for use.
   bool fold_unchecked = false;
+  /// Jammed chain members (jam.h): a chain's last pointwise member over
+  /// chunk c - 1 runs in the loop of an earlier one that computes, over
+  /// chunk c.
+  bool jam = true;
+  /// The jam without the second slot of folded buffers: the tests'
+  /// deliberately wrong schedule (chunk c overwrites what c - 1 still
+  /// reads), never for use.
+  bool jam_one_slot = false;
   /// A program output that no kernel reads, of at least this many bytes (and
   /// of at least sem::kLargeTensorBytes, which the allocator aligns), is
   /// written with non-temporal stores (stream_stores.h): larger than the
@@ -78,6 +86,7 @@ struct KernelReport {
   int chain = -1;          ///< the kernel chain it runs in (CompiledProgram's, in order), -1: none
   int64_t chain_rows = 0;  ///< that chain's rows a step
   bool folded = false;     ///< its output lives in one step's rows (CpuOptions::fold_storage)
+  std::string jammed_with;  ///< the chain member it runs jammed with (CpuOptions::jam), if any
   bool streamed = false;   ///< its output is written with non-temporal stores (CpuOptions::stream_bytes)
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
 };

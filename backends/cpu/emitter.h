@@ -34,6 +34,16 @@ class Emitter {
   }
 
   std::vector<std::string> run(const std::string& fname);
+  /// The kernel's internal function over `nbufs` buffers, its entry block
+  /// made and the builder in it: impl(ptr noalias b0, ..., i64 begin,
+  /// i64 end, ptr noalias fail).
+  llvm::Function* begin_impl(const std::string& fname, size_t nbufs);
+  /// This spec's state in `impl`: its buffers from argument `first_buf` on,
+  /// its failure record, its folded buffers' origins from `begin`.
+  void enter(llvm::Function* impl, unsigned first_buf, Value* begin, Value* fail, const KernelShape& ks);
+  /// The exported KernelFn `fname`: loads the buffers of `specs` in turn
+  /// from its pointer array (streamed outputs marked) and calls `impl`.
+  void export_kernel(const std::string& fname, llvm::Function* impl, const std::vector<const KernelSpec*>& specs);
 
   // ---- types and constants
   llvm::Type* ctype(DType t) {
