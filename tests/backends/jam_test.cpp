@@ -71,38 +71,30 @@ TEST_CASE("a jammed softmax gives the interpreter's bits at any chunk and thread
       }
 }
 
+/// e (defined by `e_def` over the inputs `inputs`), its row sums s, and e / s.
+Program over_row_sums(const std::string& inputs, const std::string& e_def) {
+  return test::parse_ok(inputs + "let e : f32[64, 128] = " + e_def + "\n" +
+                        "let s : f32[64] = red(sum, 0.0, [128], e)\n"
+                        "let y : f32[64, 128] = map(fn(a, c) => div(a, c), e, view(s, [64, 128], (i, j) -> (i)))\n"
+                        "output y\n");
+}
+
 TEST_CASE("no jam without a math call before the last member, or where a member may fail") {
   cpu::CpuOptions opt{1, false, 3};
   opt.chain_bytes = 4096;
+  auto jammed_with = [&](const Program& p) {
+    cpu::CompiledProgram cp(p, opt);
+    REQUIRE(report(cp, "e").chain == 0);
+    return report(cp, "e").jammed_with;
+  };
+  const std::string x = "input x : f32[64, 128]\n";
   // The earlier pointwise member only multiplies: nothing to overlap with.
-  Program plain = test::parse_ok(
-      "input x : f32[64, 128]\n"
-      "let e : f32[64, 128] = map(fn(a) => mul(a, a), x)\n"
-      "let s : f32[64] = red(sum, 0.0, [128], e)\n"
-      "let y : f32[64, 128] = map(fn(a, c) => div(a, c), e, view(s, [64, 128], (i, j) -> (i)))\n"
-      "output y\n");
-  cpu::CompiledProgram cp(plain, opt);
-  REQUIRE(report(cp, "e").chain == 0);
-  CHECK(report(cp, "e").jammed_with.empty());
+  CHECK(jammed_with(over_row_sums(x, "map(fn(a) => mul(a, a), x)")).empty());
   // e reads x through an index load, which may fail.
-  Program loads = test::parse_ok(
-      "input x : f32[64, 128]\ninput ix : i64[64]\n"
-      "let e : f32[64, 128] = map(exp, view(x, [64, 128], (i, j) -> (load(ix, i), j)))\n"
-      "let s : f32[64] = red(sum, 0.0, [128], e)\n"
-      "let y : f32[64, 128] = map(fn(a, c) => div(a, c), e, view(s, [64, 128], (i, j) -> (i)))\n"
-      "output y\n");
-  cpu::CompiledProgram cl(loads, opt);
-  REQUIRE(report(cl, "e").chain == 0);
-  CHECK(report(cl, "e").jammed_with.empty());
+  CHECK(jammed_with(over_row_sums(x + "input ix : i64[64]\n",
+                               "map(exp, view(x, [64, 128], (i, j) -> (load(ix, i), j)))")).empty());
   // The same without the load: jammed.
-  Program exp = test::parse_ok(
-      "input x : f32[64, 128]\n"
-      "let e : f32[64, 128] = map(exp, x)\n"
-      "let s : f32[64] = red(sum, 0.0, [128], e)\n"
-      "let y : f32[64, 128] = map(fn(a, c) => div(a, c), e, view(s, [64, 128], (i, j) -> (i)))\n"
-      "output y\n");
-  cpu::CompiledProgram ce(exp, opt);
-  CHECK(report(ce, "e").jammed_with == "y");
+  CHECK(jammed_with(over_row_sums(x, "map(exp, x)")) == "y");
 }
 
 TEST_CASE("wrong case: a jam with one slot of folded storage") {
