@@ -46,6 +46,9 @@ struct KernelSpec {
   /// kStreamAlign) is written with non-temporal stores where the stores are
   /// proved aligned (stream_stores.h).
   bool stream = false;
+  /// The tests' deliberately wrong keyed folds (codegen_reduction.cpp): a
+  /// block where a NaN was folded keeps its keys' result, never for use.
+  bool keyed_unchecked = false;
 };
 
 /// Builds the spec of a binding: the buffers it reads, in first-use order.

@@ -120,6 +120,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     }
   }
   mark_streamed(impl_->specs, impl_->program.outputs, opt.stream_bytes);
+  for (KernelSpec& s : impl_->specs) s.keyed_unchecked = opt.keyed_unchecked;
   for (const KernelSpec& s : impl_->specs) impl_->keys.push_back(kernel_key(s));
   // The emitters refer to the specs, which stay where they are from here on.
   std::vector<Jit::Request> reqs;

@@ -61,6 +61,9 @@ struct CpuOptions {
   /// deliberately wrong schedule (chunk c overwrites what c - 1 still
   /// reads), never for use.
   bool jam_one_slot = false;
+  /// Keyed maximum/minimum folds that never fold a block with a NaN again:
+  /// the tests' deliberately wrong code (KernelSpec::keyed_unchecked).
+  bool keyed_unchecked = false;
   /// A program output that no kernel reads, of at least this many bytes (and
   /// of at least sem::kLargeTensorBytes, which the allocator aligns), is
   /// written with non-temporal stores (stream_stores.h): larger than the

@@ -342,6 +342,8 @@ class Emitter {
   void emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end);
   Value* fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_slot, Value* rflat);
   Value* fold_maximum(const RedE& r, Value* acc, Value* x, bool is_max);
+  /// The order key of a float's bits (codegen_reduction.cpp: keyed folds).
+  Value* order_key(Value* bits);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& m_;

@@ -68,22 +68,49 @@ std::vector<std::string> emit_jam(llvm::Module& m, const std::string& fname, con
   b.enter(impl, unsigned(na), begin_b, b.b_.CreateConstInBoundsGEP1_64(b.b_.getInt64Ty(), fail, kRecordWords), kb);
   a.b_.SetInsertPoint(b.b_.GetInsertBlock());
   const Shape& s = early.types[0].shape;
+  auto body = [&](const std::vector<llvm::Value*>& idx) {
+    a.pos_ = a.flat(idx, s);
+    a.store(a.elem(early.expr, idx), a.pos_);
+    // The late member's element at the same place, chunk_units rows up.
+    b.b_.SetInsertPoint(a.b_.GetInsertBlock());
+    std::vector<llvm::Value*> up = idx;
+    up[0] = b.b_.CreateSub(idx[0], b.i64(chunk_units));
+    b.pos_ = b.flat(up, s);
+    b.store(b.elem(late.expr, up), b.pos_);
+    a.b_.SetInsertPoint(b.b_.GetInsertBlock());
+  };
+  // The early member's 4-byte inputs of its own shape that live in memory
+  // (not folded): the chain's first members read them over the next chunk,
+  // after this loop. A prefetch into L2 a cache line a step, chunk_units
+  // rows ahead, brings that chunk in while this one computes (a prefetch
+  // never faults, past the end of a buffer too).
+  std::vector<size_t> ahead;
+  for (size_t i = 1; i < na; ++i)
+    if (early.types[i].shape == s && (i >= early.folded.size() || !early.folded[i]) &&
+        dtype_bytes(early.types[i].dtype) == 4)
+      ahead.push_back(i);
+  const int64_t line = kCacheLineBytes / 4, inner = s.back();
   std::vector<llvm::Value*> idx;
-  a.loop(begin, end, [&](llvm::Value* i0) {
-    idx.push_back(i0);
-    a.nest(s, 1, idx, [&]() {
-      a.pos_ = a.flat(idx, s);
-      a.store(a.elem(early.expr, idx), a.pos_);
-      // The late member's element at the same place, chunk_units rows up.
-      b.b_.SetInsertPoint(a.b_.GetInsertBlock());
-      std::vector<llvm::Value*> up = idx;
-      up[0] = b.b_.CreateSub(idx[0], b.i64(chunk_units));
-      b.pos_ = b.flat(up, s);
-      b.store(b.elem(late.expr, up), b.pos_);
-      a.b_.SetInsertPoint(b.b_.GetInsertBlock());
+  if (ahead.empty() || s.size() != 2 || inner % line != 0) {
+    a.loop(begin, end, [&](llvm::Value* i0) {
+      idx.push_back(i0);
+      a.nest(s, 1, idx, [&]() { body(idx); });
+      idx.pop_back();
     });
-    idx.pop_back();
-  });
+  } else {
+    a.loop(begin, end, [&](llvm::Value* i0) {
+      a.loop(a.i64(0), a.i64(inner / line), [&](llvm::Value* jb) {
+        llvm::Value* j0 = a.b_.CreateMul(jb, a.i64(line));
+        llvm::Value* next = a.b_.CreateAdd(a.b_.CreateMul(a.b_.CreateAdd(i0, a.i64(chunk_units)), a.i64(inner)), j0);
+        for (size_t i : ahead) {
+          llvm::Value* p = a.b_.CreateGEP(a.b_.getInt8Ty(), a.bufs_[i], a.b_.CreateMul(next, a.i64(4)));
+          a.b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()},
+                               {p, a.b_.getInt32(0), a.b_.getInt32(2), a.b_.getInt32(1)});
+        }
+        a.loop(a.i64(0), a.i64(line), [&](llvm::Value* jj) { body({i0, a.b_.CreateAdd(j0, jj)}); }, false, int(line));
+      });
+    });
+  }
   a.b_.CreateRet(a.b_.getInt32(0));
   a.export_kernel(fname, impl, {&early, &late});
   if (!a.reasons_.empty() || !b.reasons_.empty())

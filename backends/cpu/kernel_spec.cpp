@@ -328,6 +328,7 @@ std::string kernel_key(const KernelSpec& s) {
   for (size_t i = 0; i < s.names.size(); ++i)
     key += s.names[i] + " : " + type_str(s.types[i]) + (i < s.folded.size() && s.folded[i] ? " folded" : "") + "\n";
   if (s.stream) key += "stream\n";
+  if (s.keyed_unchecked) key += "keyed unchecked\n";
   // The math binding changes the calls emitted (vecmath.h).
   if (math_binding() != MathBinding::Vector) key += "math " + std::string(math_binding_name(math_binding())) + "\n";
   return key;
