@@ -344,6 +344,9 @@ class Emitter {
   Value* fold_maximum(const RedE& r, Value* acc, Value* x, bool is_max);
   /// The order key of a float's bits (codegen_reduction.cpp: keyed folds).
   Value* order_key(Value* bits);
+  /// Whether a maximum/minimum fold may keep order keys: a float fold from a
+  /// number, of a source that cannot fail, without the max-drops-nan mutant.
+  bool keyed_fold(const RedE& r);
 
   llvm::LLVMContext& ctx_;
   llvm::Module& m_;

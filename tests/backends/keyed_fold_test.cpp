@@ -1,6 +1,7 @@
 // Keyed maximum/minimum folds (backends/cpu/codegen_reduction.cpp): a lanes
-// fold keeps each lane's largest and smallest order key and folds a block
-// again, as the program says, where a NaN was folded. The interpreter's bits
+// fold keeps each lane's largest and smallest order key, a row fold each
+// row's, and either folds a block again, as the program says, where a NaN
+// was folded. The interpreter's bits
 // on NaNs of both signs and payloads in any place (the first one, quieted,
 // is the result), zeros of both signs in either order, infinities, finite
 // inits, f32 and f64, and the oracle's input kinds (equal: the same bits or
@@ -32,6 +33,12 @@ Program fold_program(const std::string& op, const std::string& init, const std::
   const std::string x = dtype + "[6, 64, 32]";
   return test::parse_ok("input x : " + x + "\nlet y : " + dtype + "[6, 32] = red(" + op + ", " + init +
                         ", [64], view(x, [6, 32, 64], (b, j, i) -> (b, i, j)))\noutput y\n");
+}
+
+/// y[b] = op over j of x[b, j]: a row fold without lanes (transposed).
+Program row_program(const std::string& op, const std::string& init, const std::string& dtype) {
+  return test::parse_ok("input x : " + dtype + "[16, 128]\nlet y : " + dtype + "[16] = red(" + op + ", " + init +
+                        ", [128], x)\noutput y\n");
 }
 
 /// x with every element from `value(k)`, k its flat index.
@@ -83,7 +90,7 @@ template <class T>
 std::string difference(const Program& p, const cpu::CpuOptions& opt, bool only_nan_sets = false) {
   cpu::CompiledProgram cp(p, opt);
   REQUIRE(cp.kernels().size() == 1);
-  CHECK(cp.kernels()[0].lanes);
+  CHECK((cp.kernels()[0].lanes || cp.kernels()[0].transposed));
   std::vector<Inputs> sets = inputs_for<T>(p);
   for (size_t s = only_nan_sets ? 3 : 0; s < (only_nan_sets ? 4 : sets.size()); ++s) {
     IeeeOutcome ref = eval_ieee(p, sets[s]), got = cp.run(sets[s]);
@@ -103,6 +110,8 @@ TEST_CASE("keyed maximum and minimum folds give the interpreter's bits") {
         CHECK(difference<double>(fold_program(op, init, "f64"), {threads, false, 3}) == "");
       }
       CHECK(difference<float>(fold_program(op, init, "f32"), {1, false, 0}) == "");  // O0
+      CHECK(difference<float>(row_program(op, init, "f32"), {1, false, 3}) == "");
+      CHECK(difference<double>(row_program(op, init, "f64"), {2, false, 3}) == "");
     }
 }
 
@@ -113,6 +122,7 @@ TEST_CASE("wrong case: keyed folds that keep the keys' result where a NaN was fo
     INFO(op);
     CHECK(difference<float>(fold_program(op, "0.5", "f32"), opt, true) != "");
     CHECK(difference<double>(fold_program(op, "0.5", "f64"), opt, true) != "");
+    CHECK(difference<float>(row_program(op, "0.5", "f32"), opt, true) != "");
     // Without a NaN the keys are the result: the same bits.
     Program p = fold_program(op, "0.5", "f32");
     cpu::CompiledProgram cp(p, opt);
