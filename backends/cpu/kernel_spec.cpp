@@ -221,6 +221,14 @@ bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
   return true;
 }
 
+/// The lanes of a block of `n` outputs (more than kMaxLanes: n is not one
+/// block): 32, 16 or 8, the largest that divides n; 0 when none does.
+int64_t lane_block_of(int64_t n) {
+  for (int64_t b : {kMaxLanes, kMaxLanes / 2, kMaxLanes / 4})
+    if (n > b && n % b == 0) return b;
+  return 0;
+}
+
 /// A fold of a rank-1 output over one dimension whose reads run along the
 /// output, not the fold (a sum over a matrix's rows, out[j] = sum_i x[i,
 /// j]: a bias's gradient): blocks of lanes of consecutive outputs, each
@@ -230,9 +238,7 @@ bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
 /// weight gradient over [256, 256]: 0.13 ms, 6 GB/s).
 bool column_lanes(KernelShape& k, const Shape& out, const RedE& r) {
   if (out.size() != 1 || r.extents.size() != 1 || red_is_arg(r.op) || r.extents[0] < kMinLaneFold) return false;
-  int64_t block = 0;
-  for (int64_t b : {kMaxLanes, kMaxLanes / 2, kMaxLanes / 4})
-    if (block == 0 && out[0] > b && out[0] % b == 0) block = b;
+  const int64_t block = lane_block_of(out[0]);
   if (block == 0) return false;
   // No read steps along the fold in memory while it depends on the output
   // (a transposed read); some read steps along the output.
@@ -291,8 +297,7 @@ KernelShape range_shape(const KernelSpec& s) {
     // elements has lanes only where column_lanes says so.)
     int64_t last = out.empty() ? 0 : out.back(), block = 0;
     if (last >= 2 && last <= kMaxLanes) block = last;
-    for (int64_t b : {kMaxLanes, kMaxLanes / 2, kMaxLanes / 4})
-      if (block == 0 && out.size() >= 2 && last > kMaxLanes && last % b == 0) block = b;
+    else if (out.size() >= 2) block = lane_block_of(last);
     k.lanes = !red_is_arg(r->op) && block > 0 && num_elements(r->extents) >= kMinLaneFold;
     if (k.lanes) {
       k.lane_block = block;
