@@ -149,7 +149,10 @@ int bench_command(const BenchOptions& o) {
                         : ", parallel over " + std::to_string(kr.parallel_extent);
       if (kr.chain >= 0) shape += ", chain " + std::to_string(kr.chain) + " (" + std::to_string(kr.chain_rows) + " rows a step)";
       if (kr.folded) shape += ", folded";
-      if (!kr.jammed_with.empty()) shape += ", jammed with " + kr.jammed_with;
+      if (!kr.jammed_with.empty())
+        shape += ", jammed with " + kr.jammed_with +
+                 (kr.jam_late ? " (a chunk behind, in its loop: the time of the jammed chunks is " + kr.jammed_with + "'s)"
+                              : " (its time includes " + kr.jammed_with + "'s in the jammed chunks)");
       if (kr.streamed) shape += ", streamed";
       rows.push_back({{"kernel", kr.binding}, {"text", kr.text}, {"compile_ms", kr.compile_ms},
                       {"compile_parts_ms", {{"engine", kr.engine_ms}, {"emit", kr.emit_ms}, {"verify", kr.verify_ms},

@@ -195,6 +195,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     if (const auto& j = impl_->chains[c].jam) {
       impl_->reports[*j].jammed_with = impl_->specs[impl_->chains[c].last].binding;
       impl_->reports[impl_->chains[c].last].jammed_with = impl_->specs[*j].binding;
+      impl_->reports[impl_->chains[c].last].jam_late = true;
     }
   }
 }

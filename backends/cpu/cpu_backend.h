@@ -90,6 +90,7 @@ struct KernelReport {
   int64_t chain_rows = 0;  ///< that chain's rows a step
   bool folded = false;     ///< its output lives in one step's rows (CpuOptions::fold_storage)
   std::string jammed_with;  ///< the chain member it runs jammed with (CpuOptions::jam), if any
+  bool jam_late = false;    ///< jammed, the member a chunk behind: its time is counted in the other's
   bool streamed = false;   ///< its output is written with non-temporal stores (CpuOptions::stream_bytes)
   int64_t bytes_read = 0, bytes_written = 0;  ///< whole buffers: the traffic a fused kernel must move
 };

@@ -65,6 +65,8 @@ TEST_CASE("a jammed softmax gives the interpreter's bits at any chunk and thread
         INFO("threads " << threads << ", " << e.chain_rows << " rows a chunk, jam " << jam);
         CHECK(e.jammed_with == (jam ? "y" : ""));
         CHECK(report(cp, "y").jammed_with == (jam ? "e" : ""));
+        CHECK(report(cp, "y").jam_late == jam);
+        CHECK(!e.jam_late);
         std::optional<std::string> diff = difference(cp, p);
         INFO(diff.value_or(""));
         CHECK(!diff);
