@@ -10,12 +10,17 @@
 # sanitizer report leaves its input as build-sanitize/fuzz-runs/TARGET-crash-*
 # (add it to fuzz/corpus/TARGET/ as regress_* once fixed). Exit 1 on any.
 # Resumable: N counts over the runs of a target. Each run appends a line to
-# build-sanitize/fuzz-runs/TARGET.ledger (start, commit, executions,
-# seconds, verdict); a run that was stopped (SIGINT, a kill, the machine's
-# session ending) is credited on the next start with the executions of its
-# log's last status line, and the next run goes on from the kept corpus for
-# what is left of N. --fresh starts the count again (after a fix: the old
-# ledger is kept as TARGET.ledger.K; the corpus is kept).
+# fuzz/ledgers/TARGET.ledger (start, commit, executions, seconds, verdict),
+# kept in the repository so that a count outlives the machine (commit it
+# after a run; the corpus and logs stay in build-sanitize/fuzz-runs/). A run
+# that was stopped (SIGINT, SIGTERM, a kill, the machine's session ending) is
+# credited on the next start with the executions of its log's last status
+# line, and the next run goes on from the kept corpus for what is left of N.
+# A `carried` line is a count recorded in the README before the ledgers were
+# kept here (its seconds are 0 and it is left out of the rate). --fresh
+# starts the count again (after a fix: the old ledger is kept as
+# TARGET.ledger.K; the corpus is kept). STAX_FUZZ_LEDGERS names another
+# ledger folder.
 # --timeout: libFuzzer's limit on one input (default 60 s). The transformer
 # block seed of `graph` lowers in 0.5 s in a release build and 2-4.3 s here
 # (its mutants too), but libFuzzer's leak-check re-runs of it went past 20 s
@@ -43,7 +48,8 @@ if [ "$missing" = 1 ] || [ "${STAX_FUZZ_REBUILD:-1}" = 1 ]; then
   ninja -C build-sanitize $(printf 'stax_fuzz_%s ' "${targets[@]}")
 fi
 out=build-sanitize/fuzz-runs
-mkdir -p "$out"
+ledgers=${STAX_FUZZ_LEDGERS:-fuzz/ledgers}
+mkdir -p "$out" "$ledgers"
 export ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 # The executions of a log: libFuzzer's final count, else its last status line.
@@ -63,11 +69,11 @@ credit_stopped() {
   local end
   end=$(stat -c %Y "$log" 2>/dev/null || echo "$start")
   printf '%s %s %s %s stopped\n' "$(date -u -d "@$start" +%FT%TZ)" "$commit" "$(log_execs "$log")" \
-    "$((end - start))" >>"$out/$t.ledger"
+    "$((end - start))" >>"$ledgers/$t.ledger"
   rm -f "$m"
 }
 run_one() {
-  local t=$1 work="$out/corpus-$1" ledger="$out/$1.ledger"
+  local t=$1 work="$out/corpus-$1" ledger="$ledgers/$1.ledger"
   mkdir -p "$work"
   credit_stopped "$t"
   if [ "$fresh" = 1 ] && [ -f "$ledger" ]; then
@@ -98,9 +104,11 @@ run_one() {
     rm -f "$out/$t.running"
     ln -sf "$(basename "$log")" "$out/$t.log"
   fi
-  local total secs n bad
-  read -r total secs n bad < <(awk '{e += $3; s += $4; n++; if ($5 != "ok" && $5 != "stopped") b++}
-    END {print e + 0, s + 0, n + 0, b + 0}' "$ledger" 2>/dev/null || echo "0 0 0 0")
+  # The rate counts the runs timed here, not carried records.
+  local total secs n bad timed
+  read -r total secs n bad timed < <(awk '{e += $3; s += $4; n++; if ($5 != "carried") t += $3
+    if ($5 != "ok" && $5 != "stopped" && $5 != "carried") b++}
+    END {print e + 0, s + 0, n + 0, b + 0, t + 0}' "$ledger" 2>/dev/null || echo "0 0 0 0 0")
   local last cov corp
   last=$(grep -aE '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$out/$t.log" 2>/dev/null | tail -1 || true)
   cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
@@ -109,9 +117,9 @@ run_one() {
   [ "$bad" = 0 ] || verdict="FAILED in $bad run(s): see $ledger, $out/$t-*.log and $out/$t-crash-*"
   [ "$total" -ge "$runs" ] || verdict="$verdict so far (not yet $runs)"
   printf '%-12s %12s executions in %s run(s) %7s s %9s exec/s  cov %6s  corpus %6s  %s\n' "$t" "$total" "$n" \
-    "$secs" "$((total / (secs > 0 ? secs : 1)))" "${cov:-?}" "${corp:-?}" "$verdict"
+"$secs" "$((timed / (secs > 0 ? secs : 1)))" "${cov:-?}" "${corp:-?}" "$verdict"
   [ "$bad" = 0 ] && [ "$total" -ge "$runs" ]
 }
 export -f run_one log_execs credit_stopped
-export out runs timeout fresh
+export out ledgers runs timeout fresh
 printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
