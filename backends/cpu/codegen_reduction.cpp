@@ -78,6 +78,18 @@ Value* Emitter::order_key(Value* bits) {
   return b_.CreateXor(bits, b_.CreateLShr(b_.CreateAShr(bits, uint64_t(w - 1)), 1));
 }
 
+void Emitter::keyed_step(Value* k, Value* hi, Value* lo) {
+  llvm::Type* kt = k->getType();
+  Value* hv = b_.CreateLoad(kt, hi), *lv = b_.CreateLoad(kt, lo);
+  b_.CreateStore(b_.CreateSelect(b_.CreateICmpSGT(k, hv), k, hv), hi);
+  b_.CreateStore(b_.CreateSelect(b_.CreateICmpSLT(k, lv), k, lv), lo);
+}
+
+Value* Emitter::keyed_nan(Value* hk, Value* lk, llvm::Type* ct) {
+  return b_.CreateOr(b_.CreateICmpSGT(hk, key_of(llvm::ConstantFP::getInfinity(ct))),
+                     b_.CreateICmpSLT(lk, key_of(llvm::ConstantFP::getInfinity(ct, true))));
+}
+
 bool Emitter::keyed_fold(const RedE& r) {
   auto* init = llvm::dyn_cast<llvm::ConstantFP>(constant(r.init, r.src->type.dtype));
   return (r.op == RedOp::Max || r.op == RedOp::Min) && is_float(r.src->type.dtype) && init && !init->isNaN() &&
@@ -176,7 +188,6 @@ void Emitter::transposed_fold(const RedE& r, Value* begin, Value* end) {
   const bool keyed = keyed_fold(r);
   llvm::Type* kt = b_.getIntNTy(ct->getScalarSizeInBits());
   llvm::AllocaInst* hi = entry_alloca(kt, 1), *lo = entry_alloca(kt, 1), *any = entry_alloca(b_.getInt8Ty(), 1);
-  auto key_of = [&](Value* v) { return order_key(b_.CreateBitCast(v, kt)); };
   loop(begin, end, [&](Value* rb) {
     Value* base = b_.CreateMul(rb, i64(L));
     if (!keyed) return in_order(base);
@@ -186,27 +197,15 @@ void Emitter::transposed_fold(const RedE& r, Value* begin, Value* end) {
       pos_ = flat({row}, out);
       b_.CreateStore(key_of(constant(r.init, t)), hi);
       b_.CreateStore(key_of(constant(r.init, t)), lo);
-      loop(i64(0), i64(n), [&](Value* j) {
-        Value* k = key_of(elem(r.src, {row, j}));
-        Value* hv = b_.CreateLoad(kt, hi), *lv = b_.CreateLoad(kt, lo);
-        b_.CreateStore(b_.CreateSelect(b_.CreateICmpSGT(k, hv), k, hv), hi);
-        b_.CreateStore(b_.CreateSelect(b_.CreateICmpSLT(k, lv), k, lv), lo);
-      });
+      loop(i64(0), i64(n), [&](Value* j) { keyed_step(key_of(elem(r.src, {row, j})), hi, lo); });
       Value* hv = b_.CreateLoad(kt, hi), *lv = b_.CreateLoad(kt, lo);
-      Value* nan = b_.CreateOr(b_.CreateICmpSGT(hv, key_of(llvm::ConstantFP::getInfinity(ct))),
-                               b_.CreateICmpSLT(lv, key_of(llvm::ConstantFP::getInfinity(ct, true))));
-      store(b_.CreateBitCast(order_key(r.op == RedOp::Max ? hv : lv), ct), pos_);
+      Value* nan = keyed_nan(hv, lv, ct);
+      store(unkey(r.op == RedOp::Max ? hv : lv, ct), pos_);
       b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt8Ty(), any), b_.CreateZExt(nan, b_.getInt8Ty())), any);
     });
     if (spec_.keyed_unchecked) return;
-    auto* f = b_.GetInsertBlock()->getParent();
-    auto* again = llvm::BasicBlock::Create(ctx_, "nan.rows", f), *done = llvm::BasicBlock::Create(ctx_, "nan.done", f);
-    b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), any), b_.getInt8(0)), again, done,
-                    llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
-    b_.SetInsertPoint(again);
-    in_order(base);
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
+    if_then(b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), any), b_.getInt8(0)), "nan.rows", true,
+            [&] { in_order(base); });
   });
 }
 
@@ -368,24 +367,15 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   llvm::Type* kt = b_.getIntNTy(ct->getScalarSizeInBits());
   llvm::AllocaInst* hi = keyed ? entry_alloca(kt, lanes) : nullptr;
   llvm::AllocaInst* lo = keyed ? entry_alloca(kt, lanes) : nullptr;
-  auto key_of = [&](Value* v) { return order_key(b_.CreateBitCast(v, kt)); };
-  auto keyed_step = [&](Value* l, Value* x) {
-    Value* k = key_of(x);
-    Value* h = b_.CreateInBoundsGEP(kt, hi, l), *w = b_.CreateInBoundsGEP(kt, lo, l);
-    Value* hv = b_.CreateLoad(kt, h), *wv = b_.CreateLoad(kt, w);
-    b_.CreateStore(b_.CreateSelect(b_.CreateICmpSGT(k, hv), k, hv), h);
-    b_.CreateStore(b_.CreateSelect(b_.CreateICmpSLT(k, wv), k, wv), w);
-  };
   // The lanes' results from their keys; returns whether a NaN was folded
   // into any (an i1).
   auto keyed_finish = [&](Value* base) -> Value* {
-    Value* top = key_of(llvm::ConstantFP::getInfinity(ct)), *bottom = key_of(llvm::ConstantFP::getInfinity(ct, true));
     llvm::AllocaInst* any = entry_alloca(b_.getInt8Ty(), 1);
     b_.CreateStore(b_.getInt8(0), any);
     loop(i64(0), i64(lanes), [&](Value* l) {
       Value* hk = b_.CreateLoad(kt, b_.CreateInBoundsGEP(kt, hi, l)), *lk = b_.CreateLoad(kt, b_.CreateInBoundsGEP(kt, lo, l));
-      Value* nan = b_.CreateOr(b_.CreateICmpSGT(hk, top), b_.CreateICmpSLT(lk, bottom));
-      store(b_.CreateBitCast(order_key(r.op == RedOp::Max ? hk : lk), ct), flat(index_of(nullptr, 0, b_.CreateAdd(base, l)), out));
+      Value* nan = keyed_nan(hk, lk, ct);
+      store(unkey(r.op == RedOp::Max ? hk : lk, ct), flat(index_of(nullptr, 0, b_.CreateAdd(base, l)), out));
       b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt8Ty(), any), b_.CreateZExt(nan, b_.getInt8Ty())), any);
     });
     return b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), any), b_.getInt8(0));
@@ -418,7 +408,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
           pos_ = flat(ol, out);
           Value* slot = acc_slot(l, rr);
           Value* x = value(full_index(ol, ridx), at, l);
-          if (keys) keyed_step(l, x);
+          if (keys) keyed_step(key_of(x), b_.CreateInBoundsGEP(kt, hi, l), b_.CreateInBoundsGEP(kt, lo, l));
           else b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
         }
         prefetch_if_ = nullptr;
@@ -439,13 +429,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
       fold_block(row0, base, keyed);
       return;
     }
-    auto* f = b_.GetInsertBlock()->getParent();
-    auto* again = llvm::BasicBlock::Create(ctx_, "nan.block", f), *done = llvm::BasicBlock::Create(ctx_, "nan.done", f);
-    b_.CreateCondBr(fold_block(row0, base, true), again, done, llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20));
-    b_.SetInsertPoint(again);
-    fold_block(row0, base, false);
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
+    if_then(fold_block(row0, base, true), "nan.block", true, [&] { fold_block(row0, base, false); });
   };
   // The row blocks [lo, hi) of one column block, packed first.
   auto packed_rows = [&](Value* lo, Value* hi, Value* base) {

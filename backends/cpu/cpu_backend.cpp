@@ -326,12 +326,15 @@ std::vector<std::vector<FailRecord>> CompiledProgram::Impl::run_chain(const Chai
       task_slots[t].push_back(static_cast<char*>(scratch.back().get()));
       for (auto [j, s] : f.slots) task_args[t][j][s] = scratch.back().get();
     }
+  // Per member, its folded buffers: (argument, fold).
+  std::vector<std::vector<std::pair<size_t, size_t>>> member_folds(n);
+  for (size_t q = 0; q < folds[ci].size(); ++q)
+    for (auto [m, s] : folds[ci][q].slots) member_folds[m].emplace_back(s, q);
   // Member j's arguments, its folded buffers in the slot of chunk ch.
   auto at_chunk = [&](int64_t t, size_t j, int64_t ch) {
     std::vector<void*>& a = task_args[size_t(t)][j];
-    for (size_t q = 0; q < folds[ci].size(); ++q)
-      for (auto [m, s] : folds[ci][q].slots)
-        if (m == j) a[s] = task_slots[size_t(t)][q] + slot_bytes(folds[ci][q]) * size_t(ch % slots);
+    for (auto [s, q] : member_folds[j])
+      a[s] = task_slots[size_t(t)][q] + slot_bytes(folds[ci][q]) * size_t(ch % slots);
     return a.data();
   };
   const size_t late = n - 1, early = jam ? *c.jam - c.first : n;

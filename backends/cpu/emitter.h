@@ -261,14 +261,21 @@ class Emitter {
   /// GB/s (README: 'Stack alignment, constant tables and prefetching'). A
   /// prefetch never faults, past the end of a buffer too.
   void prefetch_ahead(Value* p) {
+    if_then(prefetch_if_, "prefetch", false, [&] {
+      Value* ahead = b_.CreateGEP(b_.getInt8Ty(), p, b_.getInt64(uint64_t(kPrefetchBytes)));
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ahead->getType()},
+                         {ahead, b_.getInt32(0), b_.getInt32(1), b_.getInt32(1)});
+    });
+  }
+  /// `if (cond) body();` at the insert point, which ends in the block after;
+  /// `rare`: weights the branch 1 : 2^20 against the body.
+  void if_then(Value* cond, const char* name, bool rare, const std::function<void()>& body) {
     auto* f = b_.GetInsertBlock()->getParent();
-    auto* yes = llvm::BasicBlock::Create(ctx_, "prefetch", f);
-    auto* cont = llvm::BasicBlock::Create(ctx_, "prefetch.done", f);
-    b_.CreateCondBr(prefetch_if_, yes, cont);
+    auto* yes = llvm::BasicBlock::Create(ctx_, name, f);
+    auto* cont = llvm::BasicBlock::Create(ctx_, std::string(name) + ".done", f);
+    b_.CreateCondBr(cond, yes, cont, rare ? llvm::MDBuilder(ctx_).createBranchWeights(1, 1 << 20) : nullptr);
     b_.SetInsertPoint(yes);
-    Value* ahead = b_.CreateGEP(b_.getInt8Ty(), p, b_.getInt64(uint64_t(kPrefetchBytes)));
-    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ahead->getType()},
-                       {ahead, b_.getInt32(0), b_.getInt32(1), b_.getInt32(1)});
+    body();
     b_.CreateBr(cont);
     b_.SetInsertPoint(cont);
   }
@@ -344,6 +351,17 @@ class Emitter {
   Value* fold_maximum(const RedE& r, Value* acc, Value* x, bool is_max);
   /// The order key of a float's bits (codegen_reduction.cpp: keyed folds).
   Value* order_key(Value* bits);
+  /// The order key of a float value.
+  Value* key_of(Value* v) {
+    return order_key(b_.CreateBitCast(v, b_.getIntNTy(v->getType()->getScalarSizeInBits())));
+  }
+  /// The float of type `ct` whose order key is `key` (the key is its own inverse).
+  Value* unkey(Value* key, llvm::Type* ct) { return b_.CreateBitCast(order_key(key), ct); }
+  /// A keyed fold's step: the largest key so far at `hi`, the smallest at `lo`.
+  void keyed_step(Value* k, Value* hi, Value* lo);
+  /// Whether a NaN was folded into keys whose extremes are `hk` and `lk`
+  /// (an i1): a key beyond an infinity's.
+  Value* keyed_nan(Value* hk, Value* lk, llvm::Type* ct);
   /// Whether a maximum/minimum fold may keep order keys: a float fold from a
   /// number, of a source that cannot fail, without the max-drops-nan mutant.
   bool keyed_fold(const RedE& r);
