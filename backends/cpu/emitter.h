@@ -254,7 +254,8 @@ class Emitter {
     }
     b_.CreateStore(v, p);
   }
-  /// Under prefetch_if_ (a lanes fold's step, once a cache line of lanes):
+  /// Under prefetch_if_ (a lanes fold's step, once a cache line of lanes; a
+  /// transposed fold's rows, once a line of each):
   /// a prefetch into L2 of the line kPrefetchBytes past p. A fold over a
   /// matrix from memory reads each row's lines in order, one line an input
   /// a step; the hardware prefetcher alone kept one core's reads at ~30
