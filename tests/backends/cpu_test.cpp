@@ -614,6 +614,40 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
   CHECK(row_block > 1);
 }
 
+TEST_CASE("a transposed fold prefetches each row's lines ahead, with the same bits") {
+  // Plain Example 1.1 (row sums in order, 2^16 steps: a transposed fold):
+  // a block of 8 rows steps two lines of each row together; before the
+  // step each row prefetches its lines of a and b kPrefetchBytes ahead
+  // (Emitter::transposed_fold), the source's values dead. Rows whose
+  // length allows only a step of 8 elements (40) prefetch one line of each.
+  auto row_sums = [](int m, int n) {
+    const std::string M = std::to_string(m), N = std::to_string(n);
+    return parse("input a : f32[" + M + ", " + N + "]\ninput b : f32[" + M + ", " + N + "]\n"
+                 "let y : f32[" + M + "] = red(sum, 0.0, [" + N + "], map(fn(u, v) => mul(relu(add(u, v)), 2.0), a, b))\n"
+                 "output y\n");
+  };
+  auto prefetches = [](const std::string& ir) {
+    size_t calls = 0;
+    for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
+         at = ir.find("call void @llvm.prefetch", at + 1))
+      ++calls;
+    return calls;
+  };
+  for (auto [m, n] : {std::pair{64, 1024}, std::pair{2048, 40}}) {
+    Program p = row_sums(m, n);
+    cpu::CompiledProgram cp(p, {1, true, 3});
+    REQUIRE(cp.kernels().size() == 1);
+    CHECK(cp.kernels()[0].transposed);
+    // Lines a step, each of a and b, for each row of the block (the row
+    // loop kept or unrolled).
+    const size_t per_row = n % 32 == 0 ? 4 : 2, calls = prefetches(cp.ir(0));
+    CHECK(calls > 0);
+    CHECK((calls == per_row || calls == per_row * 8));
+    CHECK(difference(p, 14 + uint64_t(n), 1) == "");
+    CHECK(difference(p, 15 + uint64_t(n), 2, 0) == "");
+  }
+}
+
 TEST_CASE("a packed matrix product reads its left operand at an address of its own for each vector, same bits") {
   // KernelShape::salt_broadcasts: on AVX-512 the left operand's index in
   // the fold gets z times the lane's vector (z: the runtime's opaque zero),
