@@ -117,7 +117,7 @@ run_one() {
   [ "$bad" = 0 ] || verdict="FAILED in $bad run(s): see $ledger, $out/$t-*.log and $out/$t-crash-*"
   [ "$total" -ge "$runs" ] || verdict="$verdict so far (not yet $runs)"
   printf '%-12s %12s executions in %s run(s) %7s s %9s exec/s  cov %6s  corpus %6s  %s\n' "$t" "$total" "$n" \
-"$secs" "$((timed / (secs > 0 ? secs : 1)))" "${cov:-?}" "${corp:-?}" "$verdict"
+    "$secs" "$((timed / (secs > 0 ? secs : 1)))" "${cov:-?}" "${corp:-?}" "$verdict"
   [ "$bad" = 0 ] && [ "$total" -ge "$runs" ]
 }
 export -f run_one log_execs credit_stopped
