@@ -572,6 +572,14 @@ std::string only_kernel_ir(const Program& p, int64_t* row_block = nullptr) {
   if (row_block) *row_block = cp.kernels()[0].row_block;
   return cp.ir(0);
 }
+/// The prefetch calls in a kernel's IR.
+size_t prefetch_calls(const std::string& ir) {
+  size_t calls = 0;
+  for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
+       at = ir.find("call void @llvm.prefetch", at + 1))
+    ++calls;
+  return calls;
+}
 }  // namespace
 
 TEST_CASE("a kernel's entry point realigns its stack to a cache line") {
@@ -595,12 +603,7 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
                     "let y : f32[64, 16] = red(sum, 0.0, [16], map(fn(u, v) => mul(relu(add(u, v)), 2.0), "
                     "view(a, [64, 16, 16], (i, l, s) -> (i, s * 16 + l)), view(b, [64, 16, 16], (i, l, s) -> (i, s * 16 + l))))\n"
                     "output y\n");
-  const std::string ir = only_kernel_ir(p);
-  size_t calls = 0;
-  for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
-       at = ir.find("call void @llvm.prefetch", at + 1))
-    ++calls;
-  CHECK(calls == 2);  // one line of a, one of b, a step
+  CHECK(prefetch_calls(only_kernel_ir(p)) == 2);  // one line of a, one of b, a step
   CHECK(difference(p, 7, 1) == "");
   CHECK(difference(p, 8, 2, 0) == "");
   // A matrix product (row blocks) prefetches nothing: the branches kept its
@@ -626,13 +629,6 @@ TEST_CASE("a transposed fold prefetches each row's lines ahead, with the same bi
                  "let y : f32[" + M + "] = red(sum, 0.0, [" + N + "], map(fn(u, v) => mul(relu(add(u, v)), 2.0), a, b))\n"
                  "output y\n");
   };
-  auto prefetches = [](const std::string& ir) {
-    size_t calls = 0;
-    for (size_t at = ir.find("call void @llvm.prefetch"); at != std::string::npos;
-         at = ir.find("call void @llvm.prefetch", at + 1))
-      ++calls;
-    return calls;
-  };
   for (auto [m, n] : {std::pair{64, 1024}, std::pair{2048, 40}}) {
     Program p = row_sums(m, n);
     cpu::CompiledProgram cp(p, {1, true, 3});
@@ -640,7 +636,7 @@ TEST_CASE("a transposed fold prefetches each row's lines ahead, with the same bi
     CHECK(cp.kernels()[0].transposed);
     // Lines a step, each of a and b, for each row of the block (the row
     // loop kept or unrolled).
-    const size_t per_row = n % 32 == 0 ? 4 : 2, calls = prefetches(cp.ir(0));
+    const size_t per_row = n % 32 == 0 ? 4 : 2, calls = prefetch_calls(cp.ir(0));
     CHECK(calls > 0);
     CHECK((calls == per_row || calls == per_row * 8));
     CHECK(difference(p, 14 + uint64_t(n), 1) == "");
