@@ -169,7 +169,7 @@ void Emitter::transposed_fold(const RedE& r, Value* begin, Value* end) {
         // the hardware prefetcher alone kept the L rows' streams at ~20
         // GB/s. Example 1.1's plain row sums over 4096^2: 6.6-6.8 -> 5.5-5.9 ms.
         prefetch_if_ = b_.getTrue();
-        for (int64_t c = 0; c < T * L; c += std::max<int64_t>(1, 8 * kCacheLineBytes / ct->getScalarSizeInBits()))
+        for (int64_t c = 0; c < T * L; c += per_line(ct))
           elem(r.src, {row, b_.CreateAdd(j0, i64(c))});
         prefetch_if_ = nullptr;
         loop(i64(0), i64(T * L), [&](Value* jj) {
@@ -410,7 +410,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
         // being vectorised together (its kernels 4x slower).
         if (rows == 1 && !pm)
           prefetch_if_ = b_.CreateICmpEQ(
-              b_.CreateURem(l, i64(std::max<int64_t>(1, 8 * kCacheLineBytes / ct->getScalarSizeInBits()))), i64(0));
+              b_.CreateURem(l, i64(per_line(ct))), i64(0));
         for (int64_t rr = 0; rr < rows; ++rr) {
           std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
           pos_ = flat(ol, out);

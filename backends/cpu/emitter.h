@@ -268,6 +268,10 @@ class Emitter {
                          {ahead, b_.getInt32(0), b_.getInt32(1), b_.getInt32(1)});
     });
   }
+  /// Elements of type `t` in a cache line (at least 1).
+  static int64_t per_line(llvm::Type* t) {
+    return std::max<int64_t>(1, 8 * kCacheLineBytes / int64_t(t->getScalarSizeInBits()));
+  }
   /// `if (cond) body();` at the insert point, which ends in the block after;
   /// `rare`: weights the branch 1 : 2^20 against the body.
   void if_then(Value* cond, const char* name, bool rare, const std::function<void()>& body) {
