@@ -118,6 +118,9 @@ template <Fn F>
   if constexpr (F == Fn::Exp) {
     __mmask16 fail;
     if (vec::avx512::exp_v16_in_range(xv, o, fail, T, pert)) return fail;
+  } else if constexpr (F == Fn::Erf) {
+    __mmask16 fail;
+    if (vec::avx512::erf_v16_small(xv, o, fail, pert)) return fail;
   }
   __m256 lo, hi;
   const unsigned fail = v8_avx512_regs<F>(lo8(xv), lo, T, pert) | v8_avx512_regs<F>(hi8(xv), hi, T, pert) << 8;

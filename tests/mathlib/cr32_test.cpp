@@ -445,6 +445,51 @@ TEST_CASE("erf's eight-lane polynomial form: the second tier rounds what the fir
   check_tiers(c);
 }
 
+/// Whether erf_v16_small takes the register x[0..16).
+__attribute__((target("avx512f,avx512dq,avx512vl"))) bool erf16_takes(const float* x) {
+  __m512 out;
+  __mmask16 fail;
+  return m::f32::vec::avx512::erf_v16_small(_mm512_loadu_ps(x), out, fail, 1.0);
+}
+
+/// erf_v16_small (mathlib/f32_vec_impl.inc) on x[0..16), all in [-2, 2],
+/// by `tier` as run_erf_tier: 0 the form, 1 its first tier alone, 2 the
+/// first tier with a window of 2^10 patterns (deliberately wrong).
+__attribute__((target("avx512f,avx512dq,avx512vl"))) unsigned run_erf16_tier(const float* x, float* o, int tier) {
+  namespace v = m::f32::vec;
+  const __m512 in = _mm512_loadu_ps(x);
+  __m512 out = _mm512_setzero_ps();
+  __mmask16 fail = 0;
+  if (tier == 0) REQUIRE(v::avx512::erf_v16_small(in, out, fail, 1.0));
+  else if (tier == 1) REQUIRE(v::avx512::erf_v16_small<v::kErfTier1Half, false>(in, out, fail, 1.0));
+  else REQUIRE(v::avx512::erf_v16_small<512, false>(in, out, fail, 1.0));
+  _mm512_storeu_ps(o, out);
+  return fail;
+}
+
+TEST_CASE("erf's sixteen-lane form: signed lanes, the second tier, and a narrow window's wrong bits") {
+  if (!m::f32::host_has_avx512()) return;
+  std::mt19937 g(47);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  std::vector<float> xs(size_t(1) << 20);
+  for (float& x : xs) x = d(g);
+  const TierCounts c = count_tiers(Fn::Erf, xs, 16, run_erf16_tier);
+  CHECK(c.tier1_fails > 0);
+  check_tiers(c);
+  // A register with a lane it does not take (NaN, a subnormal, beyond 2,
+  // an infinity) is left to the eight-lane forms: false, nothing computed.
+  for (float odd : {std::numeric_limits<float>::quiet_NaN(), 0x1p-140f, 2.0000002f, -3.0f,
+                    std::numeric_limits<float>::infinity()}) {
+    float x[16];
+    std::fill(x, x + 16, 0.5f);
+    x[7] = odd;
+    CHECK_FALSE(erf16_takes(x));
+  }
+  float edge[16] = {0.0f, -0.0f, 2.0f, -2.0f, 0x1p-126f, -0x1p-126f, 1.0f, -1.0f,
+                    0.5f, -0.5f, 1.5f, -1.5f, 0x1p-20f, -0x1p-20f, 1.9999999f, -1.9999999f};
+  CHECK(erf16_takes(edge));
+}
+
 TEST_CASE("the 16-lane entry points give eval_f32's bits") {
   std::vector<float> xs = special_inputs();
   std::vector<float> r = random_inputs(4000, 6);
