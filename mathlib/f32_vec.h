@@ -31,13 +31,15 @@ namespace stax::math::f32::vec {
 /// vector forms' erf where every lane of a register has |x| <= 2): its
 /// coefficients are a Chebyshev interpolant of G rounded to binary64
 /// (tools/erf_poly.py). Error of y = fl(|x| p~(t)), p~ p evaluated by
-/// estrin() with fused nodes, t = x^2 exact, relative to erf(|x|):
+/// estrin() with fused nodes (the AVX2 forms) or horner() with fused steps
+/// (the AVX-512 tiers, erf_v8_poly), t = x^2 exact, relative to erf(|x|):
 ///  * |p - G| <= 2^-51 |G| on [0, 4] (G decreases, G(4) = erf(2)/2;
 ///    poly_bounds_test proves the bound for every real t in [0, 4] from G's
 ///    Taylor series and a subdivision: erf_poly_bound);
-///  * the evaluation: each coefficient passes at most 16 roundings (c_15:
-///    the powers t^2, t^4, t^8 (1 + 3 + 7) and five nodes; c_16: t^16 (15)
-///    and the top node), so |p~ - p| <= gamma_16 sum |c_i| t^i, and
+///  * the evaluation: each coefficient passes at most 16 roundings (Estrin,
+///    c_15: the powers t^2, t^4, t^8 (1 + 3 + 7) and five nodes; c_16: t^16
+///    (15) and the top node; Horner, c_i: i + 1 fused steps, c_16: 16), so
+///    |p~ - p| <= gamma_16 sum |c_i| t^i, and
 ///    sum |c_i| t^i / G(t) increases with t: at most 18.66 (t = 4), so
 ///    298.6u (poly_bounds_test: erf_poly_bound again);
 ///  * the product by |x|: u.
@@ -54,7 +56,7 @@ inline constexpr double kErfPoly[17] = {
 /// 2^-36.71 G(4) <= 2^-36.71 G (poly_bounds_test proves it as kErfPoly's:
 /// erf_poly_bound, which bounds the absolute error over G's least value;
 /// sampled, the largest |p - G| / G is 2^-37.89); with the evaluation (13
-/// terms, estrin: at most 12 roundings a coefficient, times sum |c_i| t^i /
+/// terms, Horner: at most 12 roundings a coefficient, times sum |c_i| t^i /
 /// G <= 18.62) and the product by |x|, within 2^-36.70 =: E1 relative.
 /// kErfPoly (the second tier) recomputes a register with a lane in the
 /// first tier's window.
