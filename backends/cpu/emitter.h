@@ -268,6 +268,14 @@ class Emitter {
                          {ahead, b_.getInt32(0), b_.getInt32(1), b_.getInt32(1)});
     });
   }
+  /// A prefetch of buffer `buf`'s element `off` for writing, into L1 (no
+  /// fault, past the end too; none for a folded buffer, which lives in
+  /// cache).
+  void prefetch_write(size_t buf, Value* off) {
+    if (folded(buf)) return;
+    Value* p = b_.CreateGEP(stype(spec_.types[buf].dtype), bufs_[buf], off);
+    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {p->getType()}, {p, b_.getInt32(1), b_.getInt32(3), b_.getInt32(1)});
+  }
   /// Elements of type `t` in a cache line (at least 1).
   static int64_t per_line(llvm::Type* t) {
     return std::max<int64_t>(1, 8 * kCacheLineBytes / int64_t(t->getScalarSizeInBits()));

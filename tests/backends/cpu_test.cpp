@@ -606,15 +606,25 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
   CHECK(prefetch_calls(only_kernel_ir(p)) == 2);  // one line of a, one of b, a step
   CHECK(difference(p, 7, 1) == "");
   CHECK(difference(p, 8, 2, 0) == "");
-  // A matrix product (row blocks) prefetches nothing: the branches kept its
-  // rows and lanes from being vectorised together.
+  // A matrix product (row blocks) prefetches nothing ahead for reading: the
+  // branches kept its rows and lanes from being vectorised together. Each
+  // block of rows asks for its output's lines for writing, before its fold
+  // (Emitter::prefetch_write): one a line of each row, and the same bits.
   Program mm = parse("input a : f32[64, 48]\ninput b : f32[48, 64]\n"
                      "let y : f32[64, 64] = red(sum, 0.0, [48], map(fn(u, v) => mul(u, v), "
                      "view(a, [64, 64, 48], (i, j, k) -> (i, k)), view(b, [64, 64, 48], (i, j, k) -> (k, j))))\n"
                      "output y\n");
   int64_t row_block = 0;
-  CHECK(only_kernel_ir(mm, &row_block).find("@llvm.prefetch") == std::string::npos);
+  const std::string mm_ir = only_kernel_ir(mm, &row_block);
   CHECK(row_block > 1);
+  size_t writes = 0;
+  for (size_t at = mm_ir.find("call void @llvm.prefetch"); at != std::string::npos;
+       at = mm_ir.find("call void @llvm.prefetch", at + 1))
+    writes += mm_ir.substr(at, mm_ir.find('\n', at) - at).find(", i32 1, i32 3, i32 1)") != std::string::npos;
+  CHECK(writes == prefetch_calls(mm_ir));
+  CHECK(writes == size_t(row_block) * 64 / 16);  // 64 lanes of binary32: four lines a row
+  CHECK(difference(mm, 9, 1) == "");
+  CHECK(difference(mm, 10, 2, 0) == "");
 }
 
 TEST_CASE("a transposed fold prefetches each row's lines ahead, with the same bits") {
