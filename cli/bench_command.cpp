@@ -140,7 +140,7 @@ int bench_command(const BenchOptions& o) {
       std::string shape = kr.lanes ? "lanes " + std::to_string(kr.lane_block)
                                    : (kr.text.rfind("red(", 0) == 0 ? "fold" : "pointwise");
       if (kr.transposed)
-        shape += " rows, transposed";
+        shape += kr.skewed ? " rows, transposed, skewed" : " rows, transposed";
       else if (kr.row_block > 1)
         shape += " x " + std::to_string(kr.row_block) + " rows";
       if (kr.pack) shape += kr.pack_along_fold ? ", packed along the fold" : ", packed";

@@ -89,6 +89,10 @@ struct KernelShape {
   /// transposed in registers (Emitter::transpose: 24 shuffles). The
   /// kernel's range counts blocks of rows.
   bool transposed = false;
+  /// With transposed: the block's rows are a step apart (row l reads step
+  /// s - l, the identity outside its row), where their reads of one step
+  /// would otherwise fall in the same few L1 sets (transposed_skew).
+  bool skewed = false;
   bool pack() const { return !packed.empty(); }
   /// A pointwise kernel of rank 2 or more that reads an operand through a
   /// transpose (the innermost index of the read steps with the row, not
@@ -118,6 +122,17 @@ inline constexpr int64_t kTransposeLanes = 8;
 /// memory 7.0, 6.4 and 6.2-6.6 ms. But softmax's max fold, more operations
 /// an element, went 7.4 -> 7.5-7.8 ms with two and 8.4 with four.
 inline constexpr int64_t kTransposeRowBytes = 128;
+/// Bytes between addresses that share an L1 set (a 32 KiB, 8-way cache).
+inline constexpr int64_t kL1SetPeriod = 4096;
+/// Tiles of kTransposeLanes elements a transposed fold of `n` steps over
+/// values of `bits` consumes a step of each row (kTransposeRowBytes, fewer
+/// where n is not a multiple).
+int64_t transpose_tiles(int64_t n, int64_t bits);
+/// Whether a transposed fold of `n` steps over values of `bits` skews its
+/// rows (KernelShape::skewed): a sum or a product (an identity to fold
+/// outside a row), and more than two of a block's rows reading one step's
+/// bytes in the same part of the L1 set period, fewer once skewed.
+bool transposed_skew(sem::RedOp op, int64_t n, int64_t bits);
 /// How far ahead of each load a lanes fold prefetches (Emitter::prefetch_ahead),
 /// once a line of kCacheLineBytes.
 inline constexpr int64_t kPrefetchBytes = 1024;

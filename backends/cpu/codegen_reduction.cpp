@@ -143,38 +143,76 @@ std::vector<Value*> Emitter::transpose(std::vector<Value*> v) {
 // instead, LLVM assembled each row from 4-, 2- and 2-element loads and
 // blends, and the tile took ~2.7 instructions an element (softmax's max
 // fold: 7.5 -> 5.6 ms at 4096^2; its O3 compile 400 -> 30 ms).
-void Emitter::transposed_fold(const RedE& r, Value* begin, Value* end) {
+void Emitter::transposed_fold(const RedE& r, bool skew, Value* begin, Value* end) {
   const Shape& out = spec_.types[0].shape;
   const DType t = r.src->type.dtype;
   llvm::Type* ct = ctype(t);
   const int64_t L = kTransposeLanes, n = r.extents[0];
   auto* vt = llvm::FixedVectorType::get(ct, unsigned(L));
-  int64_t T = std::max<int64_t>(1, 8 * kTransposeRowBytes / (L * int64_t(ct->getScalarSizeInBits())));
-  while (n % (T * L) != 0) T /= 2;
+  const int64_t T = transpose_tiles(n, ct->getScalarSizeInBits());
   llvm::AllocaInst* acc_slot = entry_alloca(vt, 1);  // SROA keeps it in a register
   // The tiles' source values, row by row, from a loop the vectoriser runs L
   // wide (whatever the source: calls take their vector variants).
   llvm::AllocaInst* tile = entry_alloca(ct, L * T * L);
   tile->setAlignment(llvm::Align(64));
+  // Skewed rows: where the block's rows would read the same L1 sets in a
+  // step (a row a multiple of 4 KiB long: with two inputs, 32 lines in two
+  // sets of 8 ways), row l reads step s - l, and a step outside the row
+  // folds the operation's identity: x + -0 and x * 1 are x, NaN payloads
+  // and signed zeros included (an initial signalling NaN is quieted by the
+  // first step either way, and keeps its payload). Example 1.1's plain row
+  // sums of two [16, 4096] inputs from L2: 28 -> 44 GB/s.
+  const int64_t steps = n / (L * T);
+  auto identity = [&]() -> Value* {
+    if (ct->isFloatingPointTy())
+      return r.op == RedOp::Sum ? llvm::ConstantFP::getNegativeZero(ct) : llvm::ConstantFP::get(ct, 1.0);
+    return llvm::ConstantInt::get(ct, r.op == RedOp::Sum ? 0 : 1);
+  };
   auto in_order = [&](Value* base) {
     b_.CreateStore(b_.CreateVectorSplat(unsigned(L), constant(r.init, t)), acc_slot);
-    loop(i64(0), i64(n / (L * T)), [&](Value* jt) {
-      Value* j0 = b_.CreateMul(jt, i64(L * T));
+    loop(i64(0), i64(steps + (skew ? L - 1 : 0)), [&](Value* s) {
       loop(i64(0), i64(L), [&](Value* l) {
         Value* row = b_.CreateAdd(base, l);
         pos_ = flat({row}, out);
-        Value* at = b_.CreateMul(l, i64(T * L));
-        // Each line of the row's step, kPrefetchBytes ahead, into L2 (the
-        // source evaluated for its loads' prefetches; its values are dead):
-        // the hardware prefetcher alone kept the L rows' streams at ~20
-        // GB/s. Example 1.1's plain row sums over 4096^2: 6.6-6.8 -> 5.5-5.9 ms.
-        prefetch_if_ = b_.getTrue();
-        for (int64_t c = 0; c < T * L; c += per_line(ct))
-          elem(r.src, {row, b_.CreateAdd(j0, i64(c))});
+        // The next block of rows into L2, in address order: each (step,
+        // row) of this block prefetches its share of that block's lines
+        // (the source evaluated for its loads' prefetches; its values are
+        // dead). L rows read a step apart are L streams per input, which
+        // the hardware prefetcher alone kept at ~20 GB/s; each line of a
+        // row's step kPrefetchBytes ahead reached 24-25 GB/s; the next
+        // block's lines in order, two streams, 28-31 GB/s. Example 1.1's
+        // plain row sums over 4096^2: 6.6-6.8 ms (none), 5.4-5.6 (a line
+        // ahead of each row), 4.3-4.6 (skewed, the next block).
+        Value* next = b_.CreateAdd(base, i64(L));
+        prefetch_if_ = b_.CreateAnd(b_.CreateICmpULT(s, i64(steps)), b_.CreateICmpSLT(next, i64(out[0])));
+        prefetch_bytes_ = 0;
+        Value* e0 = b_.CreateMul(b_.CreateAdd(b_.CreateMul(s, i64(L)), l), i64(T * L));
+        for (int64_t c = 0; c < T * L; c += per_line(ct)) {
+          Value* e = b_.CreateAdd(e0, i64(c));
+          // A row within the buffer: the loads stay (dead) where nothing
+          // removes them, at O0.
+          Value* pr = b_.CreateAdd(next, b_.CreateUDiv(e, i64(n)));
+          pr = b_.CreateSelect(b_.CreateICmpSLT(pr, i64(out[0])), pr, row);
+          elem(r.src, {pr, b_.CreateURem(e, i64(n))});
+        }
+        prefetch_bytes_ = kPrefetchBytes;
         prefetch_if_ = nullptr;
-        loop(i64(0), i64(T * L), [&](Value* jj) {
-          b_.CreateStore(elem(r.src, {row, b_.CreateAdd(j0, jj)}), b_.CreateInBoundsGEP(ct, tile, b_.CreateAdd(at, jj)));
-        }, /*unroll_full=*/false, int(L));
+        Value* at = b_.CreateMul(l, i64(T * L));
+        Value* jt = skew ? b_.CreateSub(s, l) : s;
+        auto fill = [&] {
+          Value* j0 = b_.CreateMul(jt, i64(L * T));
+          loop(i64(0), i64(T * L), [&](Value* jj) {
+            b_.CreateStore(elem(r.src, {row, b_.CreateAdd(j0, jj)}), b_.CreateInBoundsGEP(ct, tile, b_.CreateAdd(at, jj)));
+          }, /*unroll_full=*/false, int(L));
+        };
+        if (!skew) return fill();
+        Value* inside = b_.CreateICmpULT(jt, i64(steps));  // 0 <= s - l < steps
+        if_then(inside, "skew.row", false, fill);
+        if_then(b_.CreateNot(inside), "skew.pad", false, [&] {
+          for (int64_t k = 0; k < T; ++k)
+            b_.CreateStore(b_.CreateVectorSplat(unsigned(L), identity()),
+                           b_.CreateInBoundsGEP(ct, tile, b_.CreateAdd(at, i64(k * L))));
+        });
       });
       std::vector<std::vector<Value*>> rows_v(static_cast<size_t>(T));  // [tile][row]
       for (int64_t l = 0; l < L; ++l)
@@ -262,7 +300,7 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
     });
     return;
   }
-  if (ks.transposed) return transposed_fold(r, begin, end);
+  if (ks.transposed) return transposed_fold(r, ks.skewed, begin, end);
   // Lanes: one accumulator per index of the last output dimension (per
   // index of a block of it), stepped innermost; each accumulator folds its
   // own elements in program order. With a row block, `rows` consecutive

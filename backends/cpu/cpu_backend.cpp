@@ -177,6 +177,7 @@ CompiledProgram::CompiledProgram(const Program& p, const CpuOptions& opt) : impl
     r.pack = ks.pack();
     r.pack_along_fold = ks.pack_along_fold;
     r.transposed = ks.transposed;
+    r.skewed = ks.skewed;
     r.tile = ks.tile;
     r.whole = ks.whole;
     r.parallel_extent = ks.parallel_extent;

@@ -83,6 +83,7 @@ struct KernelReport {
   bool pack = false;                      ///< KernelShape's
   bool pack_along_fold = false;           ///< KernelShape's
   bool transposed = false;                ///< KernelShape's
+  bool skewed = false;                    ///< KernelShape's
   int64_t tile = 0;                       ///< KernelShape's
   bool whole = false;                     ///< KernelShape's: one task, constant bounds
   int64_t parallel_extent = 1;

@@ -263,7 +263,7 @@ class Emitter {
   /// prefetch never faults, past the end of a buffer too.
   void prefetch_ahead(Value* p) {
     if_then(prefetch_if_, "prefetch", false, [&] {
-      Value* ahead = b_.CreateGEP(b_.getInt8Ty(), p, b_.getInt64(uint64_t(kPrefetchBytes)));
+      Value* ahead = b_.CreateGEP(b_.getInt8Ty(), p, b_.getInt64(uint64_t(prefetch_bytes_)));
       b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {ahead->getType()},
                          {ahead, b_.getInt32(0), b_.getInt32(1), b_.getInt32(1)});
     });
@@ -305,7 +305,7 @@ class Emitter {
   /// The columns of an 8 x 8 matrix of vectors (its rows): three stages of
   /// two-vector shuffles, the first two within 4-element halves.
   std::vector<Value*> transpose(std::vector<Value*> rows);
-  void transposed_fold(const RedE& r, Value* begin, Value* end);
+  void transposed_fold(const RedE& r, bool skew, Value* begin, Value* end);
   /// A pointwise kernel's last two dimensions in T x T tiles
   /// (KernelShape::tile), `body` at each index.
   void tiled_pointwise(int64_t T, Value* begin, Value* end, std::vector<Value*>& idx,
@@ -389,6 +389,7 @@ class Emitter {
   Value* fail_ = nullptr;
   Value* pos_ = nullptr;  ///< flat output index of the element being computed
   Value* prefetch_if_ = nullptr;  ///< an i1: loads from memory prefetch ahead where it holds (prefetch_ahead)
+  int64_t prefetch_bytes_ = kPrefetchBytes;  ///< how far past a load prefetch_ahead reaches
   llvm::BasicBlock* alloca_block_ = nullptr;
   std::vector<std::string> reasons_;
 };

@@ -196,6 +196,36 @@ void block_rows(KernelShape& k, const Shape& out, const RedE& r) {
   k.salt_broadcasts = k.pack() && math::f32::host_has_avx512();
 }
 
+/// The most rows of a transposed fold's block whose reads of one step
+/// (`step` bytes of each row) start in the same `step`-sized part of the
+/// L1 set period, when row l starts l * lag bytes behind row 0's column.
+int64_t rows_per_slot(int64_t row_bytes, int64_t step, int64_t lag) {
+  std::vector<int64_t> count(size_t(std::max<int64_t>(1, kL1SetPeriod / step)), 0);
+  int64_t most = 0;
+  for (int64_t l = 0; l < kTransposeLanes; ++l) {
+    int64_t off = ((l * (row_bytes - lag)) % kL1SetPeriod + kL1SetPeriod) % kL1SetPeriod;
+    most = std::max(most, ++count[size_t(off / step) % count.size()]);
+  }
+  return most;
+}
+
+}  // namespace
+
+int64_t transpose_tiles(int64_t n, int64_t bits) {
+  int64_t T = std::max<int64_t>(1, 8 * kTransposeRowBytes / (kTransposeLanes * bits));
+  while (T > 1 && n % (T * kTransposeLanes) != 0) T /= 2;
+  return T;
+}
+
+bool transposed_skew(RedOp op, int64_t n, int64_t bits) {
+  const int64_t step = transpose_tiles(n, bits) * kTransposeLanes * bits / 8;
+  if ((op != RedOp::Sum && op != RedOp::Prod) || n / (step * 8 / bits) < 2) return false;
+  const int64_t row_bytes = n * bits / 8, plain = rows_per_slot(row_bytes, step, 0);
+  return plain > 2 && rows_per_slot(row_bytes, step, step) < plain;
+}
+
+namespace {
+
 /// A fold of a rank-1 output over one dimension whose source reads its rows
 /// contiguously (KernelShape::transposed): one accumulator a row is a chain
 /// of dependent steps; kTransposeLanes rows stepped together are as many
@@ -216,6 +246,7 @@ bool transpose_rows(KernelShape& k, const Shape& out, const RedE& r) {
   read_masks(r.src, vars, ms);
   if (std::none_of(ms.begin(), ms.end(), [](uint64_t m) { return m == 3; })) return false;
   k.lanes = k.transposed = true;
+  k.skewed = transposed_skew(r.op, r.extents[0], 8 * dtype_bytes(compute_type(r.src->type.dtype)));
   k.lane_block = L;
   k.parallel_extent = out[0] / L;
   return true;

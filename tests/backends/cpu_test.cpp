@@ -5,12 +5,14 @@
 // mutant caught (the deliberately wrong cases).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/codegen.h"
 #include "backends/cpu/cpu_backend.h"
 #include "mathlib/f32_lanes.h"
 #include "oracle/fuzz.h"
@@ -627,23 +629,26 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
   CHECK(difference(mm, 10, 2, 0) == "");
 }
 
-TEST_CASE("a transposed fold prefetches each row's lines ahead, with the same bits") {
-  // Plain Example 1.1 (row sums in order, 2^16 steps: a transposed fold):
-  // a block of 8 rows steps two lines of each row together; before the
-  // step each row prefetches its lines of a and b kPrefetchBytes ahead
-  // (Emitter::transposed_fold), the source's values dead. Rows whose
-  // length allows only a step of 8 elements (40) prefetch one line of each.
-  auto row_sums = [](int m, int n) {
+TEST_CASE("a transposed fold prefetches the next block, skews rows a multiple of 4 KiB long, same bits") {
+  // Plain Example 1.1 (row sums in order: a transposed fold): a block of 8
+  // rows steps two lines of each row together; each (step, row) prefetches
+  // its share of the next block's lines of a and b, in address order
+  // (Emitter::transposed_fold), the source's values dead. Rows whose length
+  // allows only a step of 8 elements (40) prefetch one line of each. Rows
+  // of 4 KiB (1024) would read one step in two L1 sets: row l reads step
+  // s - l, and -0 (a sum's identity) outside its row; 1040 are not skewed.
+  auto row_sums = [](int m, int n, const char* init = "0.0", const char* f = "mul(relu(add(u, v)), 2.0)") {
     const std::string M = std::to_string(m), N = std::to_string(n);
     return parse("input a : f32[" + M + ", " + N + "]\ninput b : f32[" + M + ", " + N + "]\n"
-                 "let y : f32[" + M + "] = red(sum, 0.0, [" + N + "], map(fn(u, v) => mul(relu(add(u, v)), 2.0), a, b))\n"
+                 "let y : f32[" + M + "] = red(sum, " + init + ", [" + N + "], map(fn(u, v) => " + f + ", a, b))\n"
                  "output y\n");
   };
-  for (auto [m, n] : {std::pair{64, 1024}, std::pair{2048, 40}}) {
+  for (auto [m, n] : {std::pair{64, 1024}, std::pair{2048, 40}, std::pair{64, 1040}}) {
     Program p = row_sums(m, n);
     cpu::CompiledProgram cp(p, {1, true, 3});
     REQUIRE(cp.kernels().size() == 1);
     CHECK(cp.kernels()[0].transposed);
+    CHECK(cp.kernels()[0].skewed == (n == 1024));
     // Lines a step, each of a and b, for each row of the block (the row
     // loop kept or unrolled).
     const size_t per_row = n % 32 == 0 ? 4 : 2, calls = prefetch_calls(cp.ir(0));
@@ -651,6 +656,28 @@ TEST_CASE("a transposed fold prefetches each row's lines ahead, with the same bi
     CHECK((calls == per_row || calls == per_row * 8));
     CHECK(difference(p, 14 + uint64_t(n), 1) == "");
     CHECK(difference(p, 15 + uint64_t(n), 2, 0) == "");
+  }
+  CHECK(cpu::transposed_skew(RedOp::Prod, 1024, 32));
+  CHECK(cpu::transposed_skew(RedOp::Sum, 512, 64));  // f64 rows of 4 KiB
+  CHECK_FALSE(cpu::transposed_skew(RedOp::Max, 1024, 32));  // no identity: not skewed
+  CHECK_FALSE(cpu::transposed_skew(RedOp::Sum, 4352, 32));  // two rows a part of the period
+  CHECK_FALSE(cpu::transposed_skew(RedOp::Sum, 32, 32));  // one step
+  for (const char* prog : {"input x : f64[64, 1024]\nlet s : f64[64] = red(sum, 0.0, [1024], x)\noutput s\n",
+                           "input x : i32[64, 1024]\nlet s : i32[64] = red(sum, 0, [1024], map(fn(a) => mul(a, 3), x))\noutput s\n",
+                           "input x : f16[64, 2048]\nlet s : f16[64] = red(sum, 0.0, [2048], x)\noutput s\n",
+                           "input x : f32[64, 1024]\nlet s : f32[64] = red(prod, 1.0, [1024], x)\noutput s\n"}) {
+    INFO(prog);
+    CHECK(checked_kernel(prog, 61).skewed);
+  }
+  // Rows of -0 from an initial -0 sum to -0 only if the padding is -0; the
+  // wrong case, an initial +0, gives +0: the sign tells them apart.
+  for (const char* init : {"-0.0", "0.0"}) {
+    Program p = row_sums(64, 1024, init, "mul(abs(add(u, v)), -0.0)");
+    Inputs in = oracle::generate_inputs(p, oracle::InputKind::Normal, 3);
+    IeeeOutcome got = cpu::run(p, in);
+    REQUIRE_FALSE(got.failure);
+    for (float y : test::elems<float>(*got.outputs.at("y"))) CHECK(std::signbit(y) == (init[0] == '-'));
+    CHECK(oracle::outcome_difference(p, eval_ieee(p, in), got) == std::nullopt);
   }
 }
 
