@@ -182,7 +182,7 @@ void Emitter::transposed_fold(const RedE& r, bool skew, Value* begin, Value* end
         // row's step kPrefetchBytes ahead reached 24-25 GB/s; the next
         // block's lines in order, two streams, 28-31 GB/s. Example 1.1's
         // plain row sums over 4096^2: 6.6-6.8 ms (none), 5.4-5.6 (a line
-        // ahead of each row), 4.3-4.6 (skewed, the next block).
+        // ahead of each row), 4.1-4.6 (skewed, the next block).
         Value* next = b_.CreateAdd(base, i64(L));
         prefetch_if_ = b_.CreateAnd(b_.CreateICmpULT(s, i64(steps)), b_.CreateICmpSLT(next, i64(out[0])));
         prefetch_bytes_ = 0;
