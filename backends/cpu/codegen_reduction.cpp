@@ -2,6 +2,7 @@
 // program order; lanes, their blocks, row blocks and packed operands
 // (KernelShape) only change which accumulators are stepped together.
 #include "backends/cpu/emitter.h"
+#include "transforms/reassoc.h"
 
 namespace stax::backends::cpu::detail {
 
@@ -163,11 +164,6 @@ void Emitter::transposed_fold(const RedE& r, bool skew, Value* begin, Value* end
   // first step either way, and keeps its payload). Example 1.1's plain row
   // sums of two [16, 4096] inputs from L2: 28 -> 44 GB/s.
   const int64_t steps = n / (L * T);
-  auto identity = [&]() -> Value* {
-    if (ct->isFloatingPointTy())
-      return r.op == RedOp::Sum ? llvm::ConstantFP::getNegativeZero(ct) : llvm::ConstantFP::get(ct, 1.0);
-    return llvm::ConstantInt::get(ct, r.op == RedOp::Sum ? 0 : 1);
-  };
   auto in_order = [&](Value* base) {
     b_.CreateStore(b_.CreateVectorSplat(unsigned(L), constant(r.init, t)), acc_slot);
     loop(i64(0), i64(steps + (skew ? L - 1 : 0)), [&](Value* s) {
@@ -210,7 +206,7 @@ void Emitter::transposed_fold(const RedE& r, bool skew, Value* begin, Value* end
         if_then(inside, "skew.row", false, fill);
         if_then(b_.CreateNot(inside), "skew.pad", false, [&] {
           for (int64_t k = 0; k < T; ++k)
-            b_.CreateStore(b_.CreateVectorSplat(unsigned(L), identity()),
+            b_.CreateStore(b_.CreateVectorSplat(unsigned(L), constant(xform::reassoc::identity(r.op, t), t)),
                            b_.CreateInBoundsGEP(ct, tile, b_.CreateAdd(at, i64(k * L))));
         });
       });
