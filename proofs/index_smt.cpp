@@ -77,11 +77,13 @@ std::optional<z3::solver>& thread_solver_slot() {
   return s;
 }
 /// Between obligations (no expression of the context is alive).
-void recycle_when_due() {
-  thread_local int discharged = 0;
-  if (++discharged % kRecycle) return;
+void release() {
   thread_solver_slot().reset();  // the solver before its context
   thread_context_slot().reset();
+}
+void recycle_when_due() {
+  thread_local int discharged = 0;
+  if (++discharged % kRecycle == 0) release();
 }
 z3::solver& thread_solver() {
   auto& s = thread_solver_slot();
@@ -463,6 +465,8 @@ std::string tightness(const IntervalGoal& g, const z3::expr& v, z3::solver& s, c
 }
 
 }  // namespace
+
+void release_thread_solver() { release(); }
 
 ProofVerdict discharge(const Obligation& ob, const ProofOptions& opt) {
   recycle_when_due();

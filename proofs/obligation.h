@@ -135,6 +135,13 @@ struct ProofOptions {
 /// Proved, refuted with a counterexample, or unknown with the time and why.
 ProofVerdict discharge(const Obligation& ob, const ProofOptions& opt = {});
 
+/// Frees this thread's Z3 context and incremental solver, which `discharge`
+/// keeps between obligations (and recycles every 500 on its own); the next
+/// obligation makes fresh ones. For a caller that must leave no memory
+/// behind after a unit of work: a fuzz target after each input, so that
+/// libFuzzer's per-input leak check sees every allocation freed.
+void release_thread_solver();
+
 /// Records every obligation discharged on this thread while alive (so the
 /// CLI can list the side conditions a transform checked). Nests.
 struct ProofRecord {

@@ -79,6 +79,23 @@ TEST_CASE("in-bounds: a shifted view is proved, an off-by-one slice written as a
   CHECK(contains(step[0].v.counterexample, "i = 3"));
 }
 
+TEST_CASE("the thread's solver, once released, is made afresh: verdicts are the same before and after") {
+  const sem::Program ok = parse("input x : f32[5]\nlet y = view(x, [4], (i) -> (i + 1))\noutput y\n");
+  const sem::Program bad = parse("input x : f32[5]\nlet y = view(x, [5], (i) -> (i + 1))\noutput y\n");
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    auto a = of_kind(prove_all(ok), K::InBounds);
+    auto b = of_kind(prove_all(bad), K::InBounds);
+    REQUIRE(a.size() == 1);
+    REQUIRE(b.size() == 1);
+    CHECK(a[0].v.kind == ProofVerdict::Proved);
+    CHECK(b[0].v.kind == ProofVerdict::Refuted);  // the wrong case
+    CHECK(contains(b[0].v.counterexample, "index = 5"));
+    release_thread_solver();
+    release_thread_solver();  // twice: nothing left to free is no error
+  }
+}
+
 TEST_CASE("Example 6.3: g1 keeps its wrap and check, g2's (3*i) % 128 is proved in [0, 127]") {
   auto g2 = prove_all(parse(
       "input x : f32[128]\n"
