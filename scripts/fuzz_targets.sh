@@ -3,7 +3,7 @@
 # each target N executions (default 10^7) from its seed corpus, built with
 # clang, ASan, UBSan and LeakSanitizer in build-sanitize/ (as
 # `scripts/test.sh --sanitize`). Targets run side by side, one per job.
-#   scripts/fuzz_targets.sh [--runs N] [--jobs J] [--timeout S] [--fresh] [TARGET...]
+#   scripts/fuzz_targets.sh [--runs N] [--jobs J] [--fork K] [--timeout S] [--fresh] [TARGET...]
 # TARGET: stx npy graph rewrite campaign_db (default: all). Prints one line a
 # target (executions, seconds, executions/s, coverage, corpus, verdict) and
 # writes build-sanitize/fuzz-runs/TARGET.log; a crash, hang, leak or
@@ -21,6 +21,11 @@
 # starts the count again (after a fix: the old ledger is kept as
 # TARGET.ledger.K; the corpus is kept). STAX_FUZZ_LEDGERS names another
 # ledger folder.
+# --fork K: each target as K worker processes (libFuzzer's -fork=K; its
+# parent counts the workers' executions against N and stops them there, a
+# crash in one stops all); for a target left alone on a machine of K cores.
+# A stopped fork run is credited with the parent's last count, which lags
+# its workers by the jobs in flight.
 # --timeout: libFuzzer's limit on one input (default 60 s). The transformer
 # block seed of `graph` lowers in 0.5 s in a release build and 2-4.3 s here
 # (its mutants too), but libFuzzer's leak-check re-runs of it went past 20 s
@@ -28,14 +33,15 @@
 # timeout in Z3 under the lowering's proofs, none a hang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=10000000 jobs=$(nproc) timeout=60 fresh=0 targets=()
+runs=10000000 jobs=$(nproc) fork=0 timeout=60 fresh=0 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --fork) fork=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -91,7 +97,9 @@ run_one() {
   commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   if [ "$left" -gt 0 ]; then
     echo "$log $commit $start" >"$out/$t.running"
-    "build-sanitize/fuzz/stax_fuzz_$t" -runs="$left" -timeout="$timeout" -rss_limit_mb=4096 -max_len=8192 \
+    local forked=()
+    [ "$fork" -gt 0 ] && forked=(-fork="$fork")
+    "build-sanitize/fuzz/stax_fuzz_$t" "${forked[@]}" -runs="$left" -timeout="$timeout" -rss_limit_mb=4096 -max_len=8192 \
       -print_final_stats=1 -artifact_prefix="$out/$t-" "$work" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
     local verdict=ok
     if [ "$rc" != 0 ]; then
@@ -110,7 +118,8 @@ run_one() {
     if ($5 != "ok" && $5 != "stopped" && $5 != "carried") b++}
     END {print e + 0, s + 0, n + 0, b + 0, t + 0}' "$ledger" 2>/dev/null || echo "0 0 0 0 0")
   local last cov corp
-  last=$(grep -aE '^#[0-9]+[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED)' "$out/$t.log" 2>/dev/null | tail -1 || true)
+  # A status line: libFuzzer's, or (-fork) its parent's "#N: cov: ...".
+  last=$(grep -aE '^#[0-9]+(:|[[:space:]]+(DONE|pulse|NEW|REDUCE|INITED))' "$out/$t.log" 2>/dev/null | tail -1 || true)
   cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$last")
   local verdict="0 crashes, hangs or sanitizer reports"
@@ -121,5 +130,5 @@ run_one() {
   [ "$bad" = 0 ] && [ "$total" -ge "$runs" ]
 }
 export -f run_one log_execs credit_stopped
-export out ledgers runs timeout fresh
+export out ledgers runs timeout fresh fork
 printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
