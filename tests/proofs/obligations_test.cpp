@@ -3,6 +3,8 @@
 // gives them (g1 keeps its check, g2 is proved in range).
 #include <catch2/catch.hpp>
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include "proofs/program_obligations.h"
@@ -12,6 +14,17 @@
 #include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 #include "transforms/passes.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define STAX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STAX_ASAN 1
+#endif
+#endif
+#ifdef STAX_ASAN
+#include <sanitizer/allocator_interface.h>
+#endif
 
 using namespace stax;
 using namespace stax::proofs;
@@ -44,6 +57,15 @@ std::vector<Outcome> of_kind(const std::vector<Outcome>& all, K k) {
   for (const Outcome& o : all)
     if (o.ob.kind == k) r.push_back(o);
   return r;
+}
+
+/// Bytes the heap has handed out and not had back (ASan's count under ASan).
+size_t heap_in_use() {
+#ifdef STAX_ASAN
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  return mallinfo2().uordblks;
+#endif
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -94,6 +116,27 @@ TEST_CASE("the thread's solver, once released, is made afresh: verdicts are the 
     release_thread_solver();
     release_thread_solver();  // twice: nothing left to free is no error
   }
+}
+
+TEST_CASE("release_thread_solver gives the heap back; the kept context holds on to it (what a fuzz target must not)") {
+  const sem::Program p = parse("input x : f32[5]\nlet y = view(x, [4], (i) -> (i + 1))\noutput y\n");
+  for (int i = 0; i < 2; ++i) {  // one-time state: statics, Z3's symbols for these names
+    prove_all(p);
+    release_thread_solver();
+  }
+  const size_t base = heap_in_use();
+  prove_all(p);
+  const size_t kept = heap_in_use();
+  release_thread_solver();
+  const size_t after = heap_in_use();
+  INFO("base " << base << ", context kept " << kept << ", released " << after);
+  CHECK(kept > base + (1u << 20));  // the wrong case: a context and solver left alive (~18 MB)
+#ifdef STAX_ASAN
+  CHECK(after == base);  // ASan counts exactly
+#else
+  // glibc's count includes the chunks its per-thread caches keep (a few KiB).
+  CHECK(after <= base + (kept - base) / 100);
+#endif
 }
 
 TEST_CASE("Example 6.3: g1 keeps its wrap and check, g2's (3*i) % 128 is proved in [0, 127]") {
