@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <string_view>
 
 #include "mathlib/crmath.h"
 #include "mathlib/f32_jit_forms.h"
@@ -377,9 +380,20 @@ bool f32::host_has_avx2_fma() {
   return yes;
 }
 
+bool f32::isa_capped_at_avx2() {
+  static const bool capped = [] {
+    const char* v = std::getenv("STAX_CPU_ISA");
+    if (!v || !*v || std::string_view(v) == "native") return false;
+    if (std::string_view(v) == "avx2") return true;
+    std::fprintf(stderr, "stax: warning: STAX_CPU_ISA=%s is neither 'avx2' nor 'native'; using the host's features\n", v);
+    return false;
+  }();
+  return capped;
+}
+
 bool f32::host_has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512vl");
+  static const bool yes = !isa_capped_at_avx2() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   return yes;
 }
 #define STAX_F32_LANES8(F) template void f32::eval_lanes8<F>(float*, const float*, const float*);

@@ -14,8 +14,14 @@ void eval_lanes4(float* out, const float* x, const float* y);
 #if defined(__x86_64__)
 template <Fn F>
 __attribute__((target("avx2"))) void eval_lanes8(float* out, const float* x, const float* y);
-/// Whether the CPU has AVX-512 F, DQ and VL (the 512-bit forms below).
+/// Whether the CPU has AVX-512 F, DQ and VL (the 512-bit forms below), and
+/// they are not capped away (isa_capped_at_avx2).
 bool host_has_avx512();
+/// Whether the environment caps the instruction sets used at AVX2
+/// (STAX_CPU_ISA=avx2; unset or "native": the host's): the math library's
+/// entry points and the CPU backend's JIT then use no AVX-512, so the AVX2
+/// paths run, and are tested, on an AVX-512 host too. Read once.
+bool isa_capped_at_avx2();
 /// Whether the CPU has AVX2 and FMA (eval_v8_avx2).
 bool host_has_avx2_fma();
 /// The functions with explicit AVX-512 forms (f32_vec.h; on AVX2, see

@@ -179,6 +179,7 @@ std::shared_ptr<Engine> make_engine(int level) {
   const llvm::CodeGenOpt::Level cg[] = {llvm::CodeGenOpt::None, llvm::CodeGenOpt::Less, llvm::CodeGenOpt::Default,
                                         llvm::CodeGenOpt::Aggressive};
   jtmb->setCodeGenOptLevel(cg[level]);
+  for (const std::string& f : jit_disabled_features()) jtmb->getFeatures().AddFeature(f, false);
   // Exactness: never fuse a multiply and an add the program did not fuse.
   jtmb->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
   jtmb->getOptions().UnsafeFPMath = false;

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <vector>
 
+#include "mathlib/f32_lanes.h"
+
 namespace stax::backends::cpu {
 
 namespace fs = std::filesystem;
@@ -62,7 +64,15 @@ std::string code_generator_identity() {
       if (f.second) on.push_back(f.first().str());
   std::sort(on.begin(), on.end());  // StringMap's order is not stable
   for (const std::string& f : on) s += " +" + f;
+  for (const std::string& f : jit_disabled_features()) s += " -" + f;
   return s;
+}
+
+std::vector<std::string> jit_disabled_features() {
+#if defined(__x86_64__)
+  if (math::f32::isa_capped_at_avx2()) return {"avx512f"};
+#endif
+  return {};
 }
 
 std::optional<std::string> default_cache_dir() {

@@ -12,12 +12,19 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stax::backends::cpu {
 
 /// What identifies the code generator: a format version, the LLVM version,
 /// the host triple, CPU name and features. Part of every key.
 std::string code_generator_identity();
+
+/// The host features the JIT turns off: AVX-512's where the environment caps
+/// the instruction sets at AVX2 (math::f32::isa_capped_at_avx2,
+/// STAX_CPU_ISA=avx2), else none. Turning off avx512f turns off every
+/// AVX-512 extension that implies it.
+std::vector<std::string> jit_disabled_features();
 
 /// The cache directory the environment asks for: none with STAX_JIT_CACHE=0,
 /// else $STAX_JIT_CACHE_DIR, else $XDG_CACHE_HOME/stax/jit, else

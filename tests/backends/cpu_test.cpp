@@ -568,10 +568,11 @@ TEST_CASE("stax run/check/bench with --backend cpu, end to end") {
 namespace {
 /// The optimised IR of the one kernel `p` compiles to (O3, one thread), and
 /// its row block.
-std::string only_kernel_ir(const Program& p, int64_t* row_block = nullptr) {
+std::string only_kernel_ir(const Program& p, int64_t* row_block = nullptr, int64_t* lane_block = nullptr) {
   cpu::CompiledProgram cp(p, {1, true, 3});
   REQUIRE(cp.kernels().size() == 1);
   if (row_block) *row_block = cp.kernels()[0].row_block;
+  if (lane_block) *lane_block = cp.kernels()[0].lane_block;
   return cp.ir(0);
 }
 /// The prefetch calls in a kernel's IR.
@@ -616,15 +617,17 @@ TEST_CASE("a lanes fold over rows from memory prefetches ahead, once a cache lin
                      "let y : f32[64, 64] = red(sum, 0.0, [48], map(fn(u, v) => mul(u, v), "
                      "view(a, [64, 64, 48], (i, j, k) -> (i, k)), view(b, [64, 64, 48], (i, j, k) -> (k, j))))\n"
                      "output y\n");
-  int64_t row_block = 0;
-  const std::string mm_ir = only_kernel_ir(mm, &row_block);
+  int64_t row_block = 0, lane_block = 0;
+  const std::string mm_ir = only_kernel_ir(mm, &row_block, &lane_block);
   CHECK(row_block > 1);
+  // A row's lanes by the host's registers (64 with AVX-512, 16 with AVX2).
+  CHECK(lane_block == (math::f32::host_has_avx512() ? 64 : 16));
   size_t writes = 0;
   for (size_t at = mm_ir.find("call void @llvm.prefetch"); at != std::string::npos;
        at = mm_ir.find("call void @llvm.prefetch", at + 1))
     writes += mm_ir.substr(at, mm_ir.find('\n', at) - at).find(", i32 1, i32 3, i32 1)") != std::string::npos;
   CHECK(writes == prefetch_calls(mm_ir));
-  CHECK(writes == size_t(row_block) * 64 / 16);  // 64 lanes of binary32: four lines a row
+  CHECK(writes == size_t(row_block * lane_block) / 16);  // 16 lanes of binary32 a line
   CHECK(difference(mm, 9, 1) == "");
   CHECK(difference(mm, 10, 2, 0) == "");
 }
