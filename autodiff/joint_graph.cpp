@@ -8,12 +8,6 @@ namespace stax::autodiff {
 
 using nlohmann::json;
 
-Phase JointGraph::phase_of(const std::string& name) const {
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (graph.nodes[i].name == name) return phase[i];
-  return Phase::Forward;
-}
-
 namespace {
 
 std::vector<std::string> names(const json& j, const char* key) {

@@ -32,9 +32,6 @@ struct JointGraph {
   /// its gradient. Inputs not differentiated (integers, not in --wrt, or off
   /// every path to an output) are absent.
   std::map<std::string, std::string> grads;
-
-  /// The phase of a node by name (inputs are Forward).
-  Phase phase_of(const std::string& name) const;
 };
 
 /// JSON: the graph format (docs/graph-format.md) with `"phase": "forward" |

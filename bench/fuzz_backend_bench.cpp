@@ -12,6 +12,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "experiments/median.h"
 #include "oracle/campaign.h"
+#include "proofs/obligation.h"
 #include "semantics/mutants.h"
 
 using namespace stax;
@@ -19,6 +20,7 @@ using namespace stax;
 using experiments::median;
 
 int main(int argc, char** argv) {
+  stax::proofs::install_default_discharger();  // the transforms' and the lowering's side conditions
   int starts = 5;
   double budget = 60;
   uint64_t count = 300;

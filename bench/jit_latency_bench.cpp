@@ -22,6 +22,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "bench/percentile.h"
 #include "oracle/program_gen.h"
+#include "proofs/obligation.h"
 #include "semantics/parser.h"
 
 using namespace stax;
@@ -57,6 +58,7 @@ double sum(const std::vector<double>& xs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  stax::proofs::install_default_discharger();  // the transforms' and the lowering's side conditions
   int programs = 200, level = 3;
   std::string dir, phases = "off,cold,warm,batch";
   for (int i = 1; i + 1 < argc; i += 2) {

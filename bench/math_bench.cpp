@@ -23,6 +23,7 @@
 #include "backends/cpu/vecmath.h"
 #include "experiments/median.h"
 #include "mathlib/crmath.h"
+#include "proofs/obligation.h"
 #include "semantics/parser.h"
 
 using namespace stax;
@@ -78,6 +79,7 @@ Timing time_kernel(const sem::Program& p, const sem::Inputs& in, int64_t n, int 
 }  // namespace
 
 int main(int argc, char** argv) {
+  stax::proofs::install_default_discharger();  // the transforms' and the lowering's side conditions
   int64_t n = 1 << 20;
   int repeats = 5;
   std::string width;  // "": both

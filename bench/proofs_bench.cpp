@@ -14,8 +14,9 @@
 
 #include "bench/percentile.h"
 #include "oracle/program_gen.h"
-#include "proofs/program_obligations.h"
+#include "proofs/obligation.h"
 #include "semantics/parser.h"
+#include "semantics/program_obligations.h"
 
 using namespace stax;
 namespace fs = std::filesystem;
@@ -26,24 +27,25 @@ namespace {
 struct Stats {
   std::vector<double> ms;
   int proved = 0, refuted = 0, unknown = 0;
-  void add(const proofs::ProofVerdict& v) {
+  void add(const sem::ProofVerdict& v) {
     ms.push_back(v.ms);
-    proved += v.kind == proofs::ProofVerdict::Proved;
-    refuted += v.kind == proofs::ProofVerdict::Refuted;
-    unknown += v.kind == proofs::ProofVerdict::Unknown;
+    proved += v.kind == sem::ProofVerdict::Proved;
+    refuted += v.kind == sem::ProofVerdict::Refuted;
+    unknown += v.kind == sem::ProofVerdict::Unknown;
   }
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  stax::proofs::install_default_discharger();  // the transforms' and the lowering's side conditions
   int programs = argc > 1 ? std::atoi(argv[1]) : 1000;
   std::map<std::string, Stats> by_kind;
   Stats all;
   auto run = [&](const sem::Program& p) {
-    for (const proofs::Obligation& ob : proofs::program_obligations(p)) {
-      proofs::ProofVerdict v = proofs::discharge(ob);
-      by_kind[std::string(proofs::kind_name(ob.kind))].add(v);
+    for (const sem::Obligation& ob : sem::program_obligations(p)) {
+      sem::ProofVerdict v = proofs::discharge(ob);
+      by_kind[std::string(sem::kind_name(ob.kind))].add(v);
       all.add(v);
     }
   };

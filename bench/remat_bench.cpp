@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "proofs/obligation.h"
 #include "remat/partition.h"
 
 using namespace stax;
@@ -85,6 +86,7 @@ Generated residual_mlp(int layers, int64_t batch, int64_t width) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  stax::proofs::install_default_discharger();  // the transforms' and the lowering's side conditions
   long nodes = 100000;
   bool monolithic = false;
   for (int i = 1; i < argc; ++i) {

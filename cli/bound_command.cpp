@@ -8,7 +8,7 @@
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "oracle/error_bound.h"
-#include "oracle/input_gen.h"
+#include "semantics/input_gen.h"
 #include "transforms/transform.h"
 
 namespace stax::cli {
@@ -17,9 +17,9 @@ using namespace stax::sem;
 
 namespace {
 
-std::optional<oracle::InputKind> kind_from_name(const std::string& s) {
-  for (oracle::InputKind k : oracle::kInputKinds)
-    if (oracle::input_kind_name(k) == s) return k;
+std::optional<sem::InputKind> kind_from_name(const std::string& s) {
+  for (sem::InputKind k : sem::kInputKinds)
+    if (sem::input_kind_name(k) == s) return k;
   return std::nullopt;
 }
 
@@ -52,7 +52,7 @@ int bound_command(const BoundCommandOptions& o) {
   bool draw = o.random_seed.has_value() || o.inputs.empty();
   if (draw) {
     uint64_t seed = o.random_seed.value_or(1);
-    Inputs drawn = oracle::generate_inputs(src, *kind, seed);
+    Inputs drawn = sem::generate_inputs(src, *kind, seed);
     for (auto& [name, t] : drawn)
       if (!in.count(name)) in[name] = std::move(t);
     inputs_text += std::string(inputs_text.empty() ? "" : " + ") + "drawn (" + o.data + ", seed " +

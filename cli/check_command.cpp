@@ -14,7 +14,7 @@
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "oracle/checker.h"
-#include "oracle/input_gen.h"
+#include "semantics/input_gen.h"
 
 namespace stax::cli {
 
@@ -54,19 +54,19 @@ int backend_check(const std::string& backend, const std::string& arch, const Pro
       run = [&](const Inputs& in) { return gpu->run(in); };
     }
     for (int t = 0; t < trials; ++t) {
-      oracle::InputKind kind = oracle::kInputKinds[size_t(t) % std::size(oracle::kInputKinds)];
-      Inputs in = oracle::generate_inputs(p, kind, seed + uint64_t(t));
+      sem::InputKind kind = sem::kInputKinds[size_t(t) % std::size(sem::kInputKinds)];
+      Inputs in = sem::generate_inputs(p, kind, seed + uint64_t(t));
       IeeeOutcome ref = eval_ieee(p, in);
       IeeeOutcome got = run(in);
       if (auto diff = oracle::outcome_difference(p, ref, got)) {
         report["verdict"] = "mismatch";
         report["trial"] = t;
-        report["inputs"] = std::string(oracle::input_kind_name(kind));
+        report["inputs"] = std::string(sem::input_kind_name(kind));
         report["difference"] = *diff;
         if (js) std::cout << report.dump(2) << "\n";
         else
           std::cout << "backend " << backend << ": MISMATCH with the interpreter on T(P), trial " << t << " ("
-                    << oracle::input_kind_name(kind) << " inputs, seed " << seed + uint64_t(t) << ")\n  " << *diff
+                    << sem::input_kind_name(kind) << " inputs, seed " << seed + uint64_t(t) << ")\n  " << *diff
                     << "\n";
         return 1;
       }

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "cli/subcommands.h"
+#include "proofs/obligation.h"
 #include "semantics/evaluator.h"
 
 int main(int argc, char** argv) {
+  stax::proofs::install_default_discharger();  // the transforms' and the lowering's side conditions
   namespace cli = stax::cli;
   CLI::App app{"stax: verified transformations of the Stax tensor core language"};
   app.require_subcommand(1);

@@ -10,15 +10,15 @@
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "experiments/median.h"
-#include "proofs/program_obligations.h"
+#include "semantics/program_obligations.h"
 #include "transforms/transform.h"
 
 namespace stax::cli {
 
 using namespace stax::sem;
-using proofs::Consequence;
-using proofs::Obligation;
-using proofs::ProofVerdict;
+using sem::Consequence;
+using sem::Obligation;
+using sem::ProofVerdict;
 using experiments::median;
 
 namespace {
@@ -37,7 +37,7 @@ std::string ms_text(double ms) {
 
 std::string disposition(const Listed& l) {
   if (l.v.kind == ProofVerdict::Proved) return "proved";
-  return std::string(proofs::consequence_text(l.ob.if_not_proved));
+  return std::string(sem::consequence_text(l.ob.if_not_proved));
 }
 
 /// A verdict that is a bug in the program or in the Interval analysis (as
@@ -50,12 +50,12 @@ bool is_error(const Listed& l) {
 nlohmann::json to_json(const Listed& l) {
   nlohmann::json j;
   j["group"] = l.group;
-  j["kind"] = std::string(proofs::kind_name(l.ob.kind));
+  j["kind"] = std::string(sem::kind_name(l.ob.kind));
   j["binding"] = l.ob.binding;
   j["site"] = l.ob.site;
   j["formula"] = l.ob.formula;
   j["facts"] = l.ob.facts;
-  j["verdict"] = std::string(proofs::verdict_name(l.v.kind));
+  j["verdict"] = std::string(sem::verdict_name(l.v.kind));
   j["ms"] = l.v.ms;
   if (!l.v.counterexample.empty()) j["counterexample"] = l.v.counterexample;
   if (!l.v.reason.empty()) j["reason"] = l.v.reason;
@@ -64,8 +64,8 @@ nlohmann::json to_json(const Listed& l) {
 }
 
 void print_listed(const Listed& l) {
-  std::string verdict(proofs::verdict_name(l.v.kind));
-  std::printf("  %-8s %-11s %-10s %-34s %9s\n", verdict.c_str(), std::string(proofs::kind_name(l.ob.kind)).c_str(),
+  std::string verdict(sem::verdict_name(l.v.kind));
+  std::printf("  %-8s %-11s %-10s %-34s %9s\n", verdict.c_str(), std::string(sem::kind_name(l.ob.kind)).c_str(),
               l.ob.binding.c_str(), l.ob.site.c_str(), ms_text(l.v.ms).c_str());
   std::printf("           %s\n", l.ob.formula.c_str());
   for (const std::string& f : l.ob.facts) std::printf("           assuming %s\n", f.c_str());
@@ -83,7 +83,7 @@ int prove_command(const ProveOptions& o) {
   proofs::ProofOptions po;
   po.timeout_ms = o.timeout_ms;
   std::vector<Listed> all;
-  for (Obligation& ob : proofs::program_obligations(prog)) {
+  for (Obligation& ob : sem::program_obligations(prog)) {
     ProofVerdict v = proofs::discharge(ob, po);
     all.push_back({"program", std::move(ob), std::move(v)});
   }
@@ -100,7 +100,7 @@ int prove_command(const ProveOptions& o) {
       return 2;
     }
     for (proofs::ProofRecord& rec : log.records) all.push_back({"transform", std::move(rec.obligation), rec.verdict});
-    for (Obligation& ob : proofs::program_obligations(r.program)) {
+    for (Obligation& ob : sem::program_obligations(r.program)) {
       ProofVerdict v = proofs::discharge(ob, po);
       all.push_back({"transformed", std::move(ob), std::move(v)});
     }

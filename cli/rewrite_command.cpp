@@ -13,7 +13,7 @@
 namespace stax::cli {
 
 using namespace stax::sem;
-using proofs::ProofVerdict;
+using sem::ProofVerdict;
 
 namespace {
 
@@ -54,7 +54,7 @@ int rewrite_command(const RewriteCommandOptions& o) {
     j["arithmetic"] = arith;
     j["vars"] = res.vars;
     j["uninterpreted"] = res.uninterpreted;
-    j["verdict"] = std::string(proofs::verdict_name(v.kind));
+    j["verdict"] = std::string(sem::verdict_name(v.kind));
     j["ms"] = v.ms;
     if (!v.reason.empty()) j["reason"] = v.reason;
     if (v.kind == ProofVerdict::Refuted) {
@@ -73,7 +73,7 @@ int rewrite_command(const RewriteCommandOptions& o) {
     for (const std::string& s : res.uninterpreted) u += (u.empty() ? "" : ", ") + s;
     std::printf("uninterpreted: %s (no FPA counterpart)\n", u.c_str());
   }
-  std::printf("%s in %s\n", std::string(proofs::verdict_name(v.kind)).c_str(), ms_text(v.ms).c_str());
+  std::printf("%s in %s\n", std::string(sem::verdict_name(v.kind)).c_str(), ms_text(v.ms).c_str());
   if (v.kind == ProofVerdict::Refuted) {
     for (const auto& x : res.inputs) std::printf("  %s = %s (%s)\n", x.name.c_str(), x.decimal.c_str(), x.hex.c_str());
     std::printf("  lhs = %s\n  rhs = %s\n", res.lhs_value.c_str(), res.rhs_value.c_str());

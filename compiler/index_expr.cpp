@@ -5,9 +5,9 @@
 #include <climits>
 
 #include "compiler/ops.h"
+#include "semantics/expr_util.h"
 #include "semantics/lambda_eval.h"
 #include "semantics/views.h"
-#include "transforms/expr_util.h"
 
 namespace stax::compiler::detail {
 
@@ -96,7 +96,7 @@ std::optional<IExpr> as_index_expr(const Expr& e, const std::vector<IExpr>& vars
           for (const IExpr& x : p.map.exprs)
             if (iexpr_has_load(x)) return std::nullopt;
           std::vector<IExpr> inner;
-          for (const IExpr& x : p.map.exprs) inner.push_back(xform::substitute_vars(x, vars));
+          for (const IExpr& x : p.map.exprs) inner.push_back(sem::substitute_vars(x, vars));
           return as_index_expr(p.src, inner, box);
         } else if constexpr (std::is_same_v<T, MapE>) {
           if (p.fn.code.empty()) return std::nullopt;

@@ -11,7 +11,7 @@
 #include "compiler/ops.h"
 #include "compiler/policy.h"
 #include "semantics/count_domain.h"
-#include "transforms/expr_util.h"
+#include "semantics/expr_util.h"
 
 namespace stax::compiler {
 
@@ -176,8 +176,8 @@ struct Interp {
     // Beyond the text's rules: a long chain of single-user nodes would inline
     // into one expression nested past what .stx (256 levels) and the
     // recursive passes over it allow.
-    if (int d = xform::expr_depth(e, &depth_memo); d > xform::kMaxExprDepth)
-      return realize(name, "nesting depth " + std::to_string(d) + " above " + std::to_string(xform::kMaxExprDepth) +
+    if (int d = sem::expr_depth(e, &depth_memo); d > sem::kMaxExprDepth)
+      return realize(name, "nesting depth " + std::to_string(d) + " above " + std::to_string(sem::kMaxExprDepth) +
                                ": realized so that the program stays within .stx's 256 levels");
     std::string why;
     if (k == 0) why = "no users: dropped (dead)";
@@ -210,7 +210,7 @@ struct Interp {
   const sem::Shape* oversized(const Expr& e) {
     if (!sized.insert(e.get()).second) return nullptr;
     if (sem::too_many_elements(e->type.shape)) return &e->type.shape;
-    for (const Expr& c : xform::children(e))
+    for (const Expr& c : sem::children(e))
       if (const sem::Shape* s = oversized(c)) return s;
     return nullptr;
   }

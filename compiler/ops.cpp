@@ -11,8 +11,8 @@
 #include <map>
 
 #include "compiler/pointwise.h"
+#include "semantics/expr_util.h"
 #include "semantics/views.h"
-#include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 
 namespace stax::compiler::detail {
@@ -421,7 +421,7 @@ bool computes(const Expr& e) {
   if (std::holds_alternative<MapE>(e->p) || std::holds_alternative<RedE>(e->p) ||
       std::holds_alternative<RandE>(e->p) || std::holds_alternative<LetE>(e->p))
     return true;
-  for (const Expr& c : xform::children(e))
+  for (const Expr& c : sem::children(e))
     if (computes(c)) return true;
   return false;
 }

@@ -3,9 +3,9 @@
 #include <set>
 
 #include "compiler/lower.h"
+#include "semantics/expr_util.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
-#include "transforms/expr_util.h"
 
 namespace stax::compiler {
 
@@ -29,7 +29,7 @@ sem::Program printable(const sem::Program& p, std::vector<std::string>* renamed)
       if (in.name == old) in.name = to;
     for (sem::Binding& b : q.bindings) {
       if (b.name == old) b.name = to;
-      b.expr = xform::rename(b.expr, old, to);
+      b.expr = sem::rename(b.expr, old, to);
     }
     for (std::string& o : q.outputs)
       if (o == old) o = to;

@@ -13,10 +13,10 @@
 #include <numeric>
 #include <set>
 
-#include "proofs/program_obligations.h"
+#include "semantics/expr_util.h"
 #include "semantics/printer.h"
+#include "semantics/program_obligations.h"
 #include "semantics/views.h"
-#include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 #include "transforms/passes.h"
 
@@ -76,7 +76,7 @@ int64_t split_segments(int64_t nr, int64_t n, const Device& d, std::string* why)
 namespace {
 
 Expr push_views(const Expr& e) {
-  return xform::rewrite_bottom_up(e, [](const Expr& x) -> std::optional<Expr> {
+  return sem::rewrite_bottom_up(e, [](const Expr& x) -> std::optional<Expr> {
     const auto* v = std::get_if<ViewE>(&x->p);
     if (!v) return std::nullopt;
     if (const auto* m = std::get_if<MapE>(&v->src->p)) {
@@ -140,9 +140,9 @@ std::string layout_pass(Program& p) {
     if (outs.count(b.name) || std::holds_alternative<RedE>(b.expr->p)) continue;
     const Shape& s = b.expr->type.shape;
     if (s.size() < 2) continue;
-    xform::Uses u = xform::count_uses(p, b.name);
+    sem::Uses u = sem::count_uses(p, b.name);
     if (u.load > 0) continue;  // an index tensor: its layout is read by loads
-    const xform::Kernel k = xform::kernel_of(b.expr);
+    const sem::Kernel k = sem::kernel_of(b.expr);
     // Read strides per loop: the sum of |coefficient| over the accesses.
     std::vector<int64_t> score(s.size(), 0);
     bool any = false;
@@ -183,7 +183,7 @@ std::string layout_pass(Program& p) {
     b.expr = make_expr({b.expr->type.dtype, phys.shape}, ViewE{b.expr, phys.map});
     Expr stored = make_expr({b.expr->type.dtype, phys.shape}, NameE{b.name});
     Expr logical = make_expr({b.expr->type.dtype, s}, ViewE{stored, back.map});
-    for (size_t j = bi + 1; j < p.bindings.size(); ++j) p.bindings[j].expr = xform::substitute(p.bindings[j].expr, b.name, logical);
+    for (size_t j = bi + 1; j < p.bindings.size(); ++j) p.bindings[j].expr = sem::substitute(p.bindings[j].expr, b.name, logical);
     std::vector<int64_t> st(s.size());
     std::vector<int64_t> pst = row_major_strides(phys.shape);
     for (size_t q = 0; q < order.size(); ++q) st[size_t(order[q])] = pst[q];
@@ -236,7 +236,7 @@ std::string split_pass(Program& p, const Device& d, xform::SemClass& cls) {
     cls = xform::weaker(cls, res.cls);
     p = std::move(res.program);
     Binding& b = p.bindings[bi];
-    std::string part = xform::fresh_name(p, name + "_partial");
+    std::string part = sem::fresh_name(p, name + "_partial");
     Expr inner = push_views(outer->src);
     Expr ref = make_expr(inner->type, NameE{part});
     Expr combined = make_expr(top->type, RedE{outer->op, outer->init, outer->extents, ref});
@@ -274,7 +274,7 @@ std::string affine_text(const Access& x, const std::vector<std::string>& vars) {
 LoopNest loop_nest(const Binding& b) {
   LoopNest ln;
   ln.binding = b.name;
-  const xform::Kernel k = xform::kernel_of(b.expr);
+  const sem::Kernel k = sem::kernel_of(b.expr);
   const Shape& dom = k.domain;
   size_t outer = k.outer, nred = dom.size() - outer;
   std::vector<std::string> vars;
@@ -331,13 +331,13 @@ LoopNest loop_nest(const Binding& b) {
     }
     std::string proof = "proved";
     for (const Access& x : acc) {
-      proofs::MergeRuleGoal g;
+      sem::MergeRuleGoal g;
       g.s_j = ext[j];
       g.s_j1 = ext[j + 1];
       g.t_j = x.a[j];
       g.t_j1 = x.a[j + 1];
-      auto v = proofs::discharge(proofs::merge_rule_obligation(g));
-      if (v.kind != proofs::ProofVerdict::Proved) proof = std::string(proofs::verdict_name(v.kind));
+      auto v = sem::discharge_default(sem::merge_rule_obligation(g));
+      if (v.kind != sem::ProofVerdict::Proved) proof = std::string(sem::verdict_name(v.kind));
     }
     if (proof != "proved") {
       ln.steps.push_back("merge of " + vars[j] + ", " + vars[j + 1] + " not proved (" + proof + "): kept");
@@ -386,28 +386,28 @@ LoopNest loop_nest(const Binding& b) {
 std::vector<std::string> obligation_notes(const Program& p) {
   std::vector<std::string> notes;
   std::map<std::string, bool> int32_ok;
-  for (const proofs::Obligation& ob : proofs::program_obligations(p)) {
-    if (ob.kind == proofs::ObligationKind::Int32) {
-      auto v = proofs::discharge(ob);
+  for (const sem::Obligation& ob : sem::program_obligations(p)) {
+    if (ob.kind == sem::ObligationKind::Int32) {
+      auto v = sem::discharge_default(ob);
       auto it = int32_ok.emplace(ob.binding, true).first;
-      it->second = it->second && v.kind == proofs::ProofVerdict::Proved;
+      it->second = it->second && v.kind == sem::ProofVerdict::Proved;
       continue;
     }
-    if (ob.kind != proofs::ObligationKind::InBounds) continue;
-    const auto* g = std::get_if<proofs::InBoundsGoal>(&ob.goal);
+    if (ob.kind != sem::ObligationKind::InBounds) continue;
+    const auto* g = std::get_if<sem::InBoundsGoal>(&ob.goal);
     if (!g) continue;
     bool indirect = g->wrap || iexpr_has_load(g->expr);
     bool nontrivial = g->expr->kind == IExprNode::Kind::Mod || g->expr->kind == IExprNode::Kind::FloorDiv || indirect;
     if (!nontrivial) continue;
-    auto v = proofs::discharge(ob);
-    std::string verdict(proofs::verdict_name(v.kind));
+    auto v = sem::discharge_default(ob);
+    std::string verdict(sem::verdict_name(v.kind));
     std::string line = "range " + ob.binding + ": " + ob.site + ": " + ob.formula + " " + verdict;
     for (const std::string& f : ob.facts) line += "; assuming " + f;
     if (indirect)
-      line += v.kind == proofs::ProofVerdict::Proved ? " => index proved in range: wrap and check dropped"
+      line += v.kind == sem::ProofVerdict::Proved ? " => index proved in range: wrap and check dropped"
                                                       : " => index from memory: wrap and bounds check kept";
     else
-      line += v.kind == proofs::ProofVerdict::Proved ? " => direct index in [0, extent): no wrap, no check"
+      line += v.kind == sem::ProofVerdict::Proved ? " => direct index in [0, extent): no wrap, no check"
                                                       : " => not proved: the program fails (⊥) there";
     notes.push_back(line);
   }
@@ -442,7 +442,7 @@ void run_policies(Lowered& l, const Device& d) {
   // accesses are names, views of names or constants (the shapes it handles).
   l.canonical = p;
   for (const Binding& b : p.bindings) {
-    const xform::Kernel k = xform::kernel_of(b.expr);
+    const sem::Kernel k = sem::kernel_of(b.expr);
     bool ok = true;
     for (const Expr& a : k.accesses) {
       if (std::holds_alternative<FullE>(a->p)) continue;

@@ -10,11 +10,11 @@
 #include "experiments/report.h"
 #include "oracle/checker.h"
 #include "oracle/error_bound.h"
-#include "oracle/input_gen.h"
 #include "proofs/obligation.h"
-#include "proofs/program_obligations.h"
+#include "semantics/input_gen.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
+#include "semantics/program_obligations.h"
 #include "transforms/transform.h"
 
 namespace stax::experiments {
@@ -197,7 +197,7 @@ ClaimOutcome bound(ReportContext& ctx, const std::string& spec, const std::strin
     xform::Context xc;
     p = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), xc).program;
   }
-  sem::Inputs in = oracle::generate_inputs(p, oracle::InputKind::Uniform, 1);
+  sem::Inputs in = sem::generate_inputs(p, sem::InputKind::Uniform, 1);
   oracle::BoundReport r = oracle::analyze_bounds(p, in);
   if (r.error) return {"", *r.error, ""};
   const oracle::BoundRow* row = nullptr;
@@ -298,13 +298,13 @@ ClaimOutcome proposition_6_4(ReportContext& ctx) {
   progs.push_back(lower(graph_file(ctx, "example_6_2.json"), "gpu:sm=132").program);
   progs.push_back(parse_file(ctx.opt.examples_dir + "/../example_6_3_g2.stx"));
   for (const sem::Program& p : progs)
-    for (const proofs::Obligation& ob : proofs::program_obligations(p)) {
+    for (const sem::Obligation& ob : sem::program_obligations(p)) {
       bool interval_fact = false;
       for (const std::string& f : ob.facts) interval_fact = interval_fact || has(f, "Interval analysis");
-      if (ob.kind != proofs::ObligationKind::Interval && !interval_fact) continue;
+      if (ob.kind != sem::ObligationKind::Interval && !interval_fact) continue;
       proofs::ProofOptions po;
       po.tightness = false;
-      bool ok = proofs::discharge(ob, po).kind == proofs::ProofVerdict::Proved;
+      bool ok = proofs::discharge(ob, po).kind == sem::ProofVerdict::Proved;
       (ok ? proved : other)++;
       if (interval_fact) ++with_facts;
     }

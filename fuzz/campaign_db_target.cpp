@@ -14,6 +14,7 @@
 
 #include "fuzz/fuzz_target.h"
 #include "oracle/campaign.h"
+#include "proofs/obligation.h"
 
 using namespace stax;
 namespace fs = std::filesystem;
@@ -70,6 +71,8 @@ bool build(const fs::path& file, const std::string& script) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool installed = (stax::proofs::install_default_discharger(), true);
+  (void)installed;
   if (size > 65536) return 0;
   const fs::path& dir = workdir();
   fs::remove_all(dir);

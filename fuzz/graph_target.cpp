@@ -38,6 +38,8 @@ void check(const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool installed = (stax::proofs::install_default_discharger(), true);
+  (void)installed;
   check(data, size);
   proofs::release_thread_solver();
   return 0;

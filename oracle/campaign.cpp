@@ -18,8 +18,8 @@
 #include <set>
 
 #include "oracle/campaign_store.h"
-#include "oracle/input_gen.h"
 #include "oracle/shrink.h"
+#include "semantics/input_gen.h"
 #include "semantics/npy.h"
 #include "semantics/printer.h"
 

@@ -6,7 +6,7 @@
 #include "oracle/error_bound.h"
 #include "oracle/proof_first.h"
 #include "semantics/enclosure_domain.h"
-#include "transforms/expr_util.h"
+#include "semantics/expr_util.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 
@@ -147,7 +147,7 @@ namespace {
 bool has_float_fold(const Expr& e) {
   if (auto* r = std::get_if<RedE>(&e->p); r && is_float(e->type.dtype) && (r->op == RedOp::Sum || r->op == RedOp::Prod))
     return true;
-  for (const Expr& c : xform::children(e))
+  for (const Expr& c : sem::children(e))
     if (has_float_fold(c)) return true;
   return false;
 }

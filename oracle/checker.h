@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "oracle/input_gen.h"
 #include "oracle/shrunk_shapes.h"
 #include "semantics/evaluator.h"
+#include "semantics/input_gen.h"
 #include "transforms/transform.h"
 
 namespace stax::oracle {

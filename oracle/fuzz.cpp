@@ -5,8 +5,8 @@
 #include <span>
 
 #include "oracle/checker.h"
-#include "oracle/input_gen.h"
 #include "oracle/shrink.h"
+#include "semantics/input_gen.h"
 #include "semantics/npy.h"
 #include "semantics/printer.h"
 #include "semantics/random_inputs.h"

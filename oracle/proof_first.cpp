@@ -66,11 +66,11 @@ void prove_shrunk(const sem::Program& src, const sem::Program& tgt, proofs::Rela
     eo.timeout_ms = unsigned(left / double(kMaxBound - k + 1));
     auto confirm = [&](const sem::Inputs& in) { return compare_on(*s, *t, cls, in).has_value(); };
     proofs::EquivResult r = proofs::prove_equivalent(*s, *t, rel, eo, confirm);
-    ShrunkCheck c{k, input_shapes(*s), std::string(proofs::verdict_name(r.verdict.kind)), r.verdict.reason,
+    ShrunkCheck c{k, input_shapes(*s), std::string(sem::verdict_name(r.verdict.kind)), r.verdict.reason,
                   r.verdict.ms};
-    if (r.verdict.kind == proofs::ProofVerdict::Proved) proved.push_back(k);
+    if (r.verdict.kind == sem::ProofVerdict::Proved) proved.push_back(k);
     v.shrunk.push_back(std::move(c));
-    if (r.verdict.kind == proofs::ProofVerdict::Refuted) break;
+    if (r.verdict.kind == sem::ProofVerdict::Refuted) break;
   }
   if (v.shrunk.empty()) {
     v.shrunk_note = "no shrunk shapes checked: " + (why_not.empty() ? std::string("no time left") : why_not);
@@ -111,13 +111,13 @@ bool try_proof(const sem::Program& src, const sem::Program& tgt, xform::SemClass
   for (const std::string& f : r.uninterpreted) uf += (uf.empty() ? "" : ", ") + f;
   if (!uf.empty()) uf = "; uninterpreted: " + uf;
   switch (r.verdict.kind) {
-    case proofs::ProofVerdict::Proved:
+    case sem::ProofVerdict::Proved:
       v.status = Status::Verified;
       v.proved = true;
       v.message = "proved for all inputs at these shapes (Z3: " + std::to_string(r.terms) + " terms, " + ms + uf +
                   "); testing found no difference on " + std::to_string(v.trials) + " input set(s) either";
       return true;
-    case proofs::ProofVerdict::Refuted: {
+    case sem::ProofVerdict::Refuted: {
       bool failed = false;
       auto c = compare_on(src, tgt, cls, r.counterexample, &failed);
       if (!c) break;  // cannot happen: `confirm` saw it
@@ -129,7 +129,7 @@ bool try_proof(const sem::Program& src, const sem::Program& tgt, xform::SemClass
       v.cex = std::move(c);
       return true;
     }
-    case proofs::ProofVerdict::Unknown: break;
+    case sem::ProofVerdict::Unknown: break;
   }
   v.proof_note = r.verdict.reason.empty() ? "the prover gave no verdict" : r.verdict.reason;
   if (r.over_limit && opt.prove_shrunk) {

@@ -5,10 +5,10 @@
 #include <cstring>
 #include <set>
 
-#include "oracle/input_gen.h"
+#include "semantics/expr_util.h"
+#include "semantics/input_gen.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
-#include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 
 namespace stax::oracle {
@@ -100,7 +100,7 @@ int64_t nonzero_elements(const Inputs& in) {
 
 void all_nodes(const Expr& e, std::vector<Expr>& out) {
   out.push_back(e);
-  for (const Expr& k : xform::children(e)) all_nodes(k, out);
+  for (const Expr& k : sem::children(e)) all_nodes(k, out);
 }
 
 /// Removes bindings that no output needs (by name, index loads included).
@@ -282,7 +282,7 @@ class Shrinker {
       if (!output) {
         const auto* alias = std::get_if<NameE>(&b.expr->p);
         for (Binding& u : q.bindings)
-          u.expr = alias ? xform::rename(u.expr, b.name, alias->name) : xform::substitute(u.expr, b.name, b.expr);
+          u.expr = alias ? sem::rename(u.expr, b.name, alias->name) : sem::substitute(u.expr, b.name, b.expr);
         if (try_program(q)) {
           any = true;
           continue;
@@ -295,9 +295,9 @@ class Shrinker {
 
   std::vector<Expr> replacements(const Expr& n) {
     std::vector<Expr> v;
-    for (const Expr& k : xform::children(n))
+    for (const Expr& k : sem::children(n))
       if (k->type == n->type) v.push_back(k);
-    if (const auto* l = std::get_if<LetE>(&n->p)) v.push_back(xform::substitute(l->body, l->name, l->value));
+    if (const auto* l = std::get_if<LetE>(&n->p)) v.push_back(sem::substitute(l->body, l->name, l->value));
     const auto* name = std::get_if<NameE>(&n->p);
     for (const Input& i : cur_.inputs)
       if (i.type == n->type && (!name || name->name != i.name)) v.push_back(make_expr(n->type, NameE{i.name}));
@@ -330,7 +330,7 @@ class Shrinker {
         for (const Expr& n : nodes) {
           for (const Expr& by : replacements(n)) {
             Program q = cur_;
-            q.bindings[k].expr = xform::replace_node(q.bindings[k].expr, n.get(), by);
+            q.bindings[k].expr = sem::replace_node(q.bindings[k].expr, n.get(), by);
             if (try_program(prune(q)) || try_program(q)) {
               again = any = true;
               break;
@@ -365,7 +365,7 @@ class Shrinker {
             if (auto g = lambda_replace(f, i, std::nullopt, one_of(x.type))) cands.push_back(*g);
             for (const Lambda& g : cands) {
               Program q = cur_;
-              q.bindings[k].expr = xform::replace_node(q.bindings[k].expr, n.get(), make_expr(n->type, MapE{g, m->args}));
+              q.bindings[k].expr = sem::replace_node(q.bindings[k].expr, n.get(), make_expr(n->type, MapE{g, m->args}));
               if (try_program(q)) {
                 again = any = true;
                 break;

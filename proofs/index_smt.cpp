@@ -10,47 +10,14 @@
 #include <optional>
 
 #include "proofs/deadline.h"
-#include "proofs/solver_guard.h"
 #include "proofs/obligation.h"
+#include "proofs/solver_guard.h"
 #include "semantics/index_eval.h"
 #include "semantics/printer.h"
 
 namespace stax::proofs {
 
 using namespace sem;
-
-std::string_view verdict_name(ProofVerdict::Kind k) {
-  switch (k) {
-    case ProofVerdict::Proved: return "proved";
-    case ProofVerdict::Refuted: return "refuted";
-    case ProofVerdict::Unknown: return "unknown";
-  }
-  return "unknown";
-}
-
-std::string_view kind_name(ObligationKind k) {
-  switch (k) {
-    case ObligationKind::InBounds: return "in-bounds";
-    case ObligationKind::Int32: return "int32";
-    case ObligationKind::Affinity: return "affinity";
-    case ObligationKind::Composition: return "composition";
-    case ObligationKind::LoopMerge: return "loop-merge";
-    case ObligationKind::Interval: return "interval";
-  }
-  return "?";
-}
-
-std::string_view consequence_text(Consequence c) {
-  switch (c) {
-    case Consequence::Fails: return "the program fails (⊥) there";
-    case Consequence::RuntimeCheck: return "kept: runtime check";
-    case Consequence::WideIndex: return "kept: 64-bit indexing";
-    case Consequence::NotAffine: return "kept: floor/mod indexing";
-    case Consequence::Refused: return "the transform refuses";
-    case Consequence::AnalysisBug: return "the Interval analysis is unsound";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -541,6 +508,10 @@ ProofVerdict discharge_logged(const Obligation& ob, const ProofOptions& opt) {
   ProofVerdict v = discharge(ob, opt);
   if (g_log) g_log->records.push_back({ob, v});
   return v;
+}
+
+void install_default_discharger() {
+  sem::set_default_discharger([](const Obligation& ob) { return discharge_logged(ob); });
 }
 
 }  // namespace stax::proofs

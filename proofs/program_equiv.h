@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "proofs/verdict.h"
 #include "semantics/evaluator.h"
+#include "semantics/obligation.h"
 
 namespace stax::proofs {
 

@@ -19,8 +19,8 @@
 #include <variant>
 #include <vector>
 
-#include "proofs/verdict.h"
 #include "semantics/dtype.h"
+#include "semantics/obligation.h"
 
 namespace stax::proofs {
 

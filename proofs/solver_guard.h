@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "proofs/verdict.h"
+#include "semantics/obligation.h"
 
 namespace stax::proofs {
 

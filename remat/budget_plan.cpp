@@ -69,15 +69,6 @@ std::optional<Solver> parse_solver(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view solver_name(Solver s) {
-  switch (s) {
-    case Solver::Exact: return "exact";
-    case Solver::Heuristic: return "heuristic";
-    case Solver::Auto: return "auto";
-  }
-  return "?";
-}
-
 namespace {
 
 void measure(const BudgetDag& d, StrategyOutcome& o, NodeSchedule s, int64_t budget) {

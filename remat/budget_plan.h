@@ -30,7 +30,6 @@ ExactSchedule exact_schedule(const BudgetDag& d, int64_t budget, const proofs::R
 
 enum class Solver { Exact, Heuristic, Auto };
 std::optional<Solver> parse_solver(std::string_view s);
-std::string_view solver_name(Solver s);
 
 struct StrategyOutcome {
   std::string name;

@@ -5,18 +5,6 @@
 
 namespace stax::remat {
 
-std::string_view op_class_name(OpClass c) {
-  switch (c) {
-    case OpClass::Pointwise: return "pointwise";
-    case OpClass::View: return "view";
-    case OpClass::Reduction: return "reduction";
-    case OpClass::Cat: return "cat";
-    case OpClass::Expensive: return "expensive";
-    case OpClass::Random: return "random";
-  }
-  return "?";
-}
-
 namespace {
 
 const std::map<std::string, OpClass, std::less<>>& table() {

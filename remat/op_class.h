@@ -19,8 +19,6 @@ enum class OpClass {
   Random,     ///< rand, dropout: recomputing gives other numbers (never recomputed)
 };
 
-std::string_view op_class_name(OpClass c);
-
 /// The class of an operator overload (`mm.default`, `add.Tensor`, ...); nullopt
 /// for an operator the partition does not know. Every operator of the lowering
 /// (compiler::op_signatures) has a class, as do the backward-only operators a

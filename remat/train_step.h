@@ -47,7 +47,6 @@ class CompiledFunction {
 
   bool backward_compiled() const { return bw_.has_value(); }
   const Partition& partition() const { return p_; }
-  const sem::Program& forward_program() const { return fw_; }
   const Tensors& context() const { return ctx_; }
 
  private:

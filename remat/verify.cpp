@@ -2,8 +2,8 @@
 #include "remat/verify.h"
 
 #include "compiler/lower.h"
-#include "oracle/input_gen.h"
 #include "semantics/evaluator.h"
+#include "semantics/input_gen.h"
 
 namespace stax::remat {
 
@@ -68,10 +68,10 @@ VerifyResult verify_partition(const autodiff::JointGraph& jg, const Partition& p
   const sem::Program& pf = std::get<sem::Program>(fw);
   const sem::Program& pb = std::get<sem::Program>(bw);
   for (int k = 0; k < opt.trials; ++k) {
-    oracle::InputKind kind = oracle::kInputKinds[size_t(k) % std::size(oracle::kInputKinds)];
+    sem::InputKind kind = sem::kInputKinds[size_t(k) % std::size(sem::kInputKinds)];
     uint64_t seed = opt.seed + uint64_t(k);
-    sem::Inputs in = oracle::generate_inputs(pj, kind, seed);
-    std::string where = " (inputs: " + std::string(oracle::input_kind_name(kind)) + ", seed " + std::to_string(seed) + ")";
+    sem::Inputs in = sem::generate_inputs(pj, kind, seed);
+    std::string where = " (inputs: " + std::string(sem::input_kind_name(kind)) + ", seed " + std::to_string(seed) + ")";
     ++r.trials;
     sem::IeeeOutcome oj = sem::eval_ieee(pj, in);
     sem::Inputs fin;

@@ -1,6 +1,7 @@
 #include "semantics/ir.h"
 
 #include "semantics/index_eval.h"
+#include "semantics/ir_visit.h"
 
 #include "semantics/rand_bits.h"
 #include "semantics/views.h"
@@ -261,10 +262,7 @@ size_t iexpr_hash(const IExpr& e) {
 }
 
 bool iexpr_has_load(const IExpr& e) {
-  if (e->kind == IExprNode::Kind::Load) return true;
-  for (const IExpr& a : e->args)
-    if (iexpr_has_load(a)) return true;
-  return false;
+  return any_inode(e, [](const IExprNode& n) { return n.kind == IExprNode::Kind::Load; });
 }
 
 bool IndexMap::operator==(const IndexMap& o) const {
@@ -448,13 +446,6 @@ bool expr_equal(const Expr& a, const Expr& b) {
       a->p);
 }
 
-namespace {
-void collect_iexpr_names(const IExpr& e, std::vector<std::string>& out) {
-  if (e->kind == IExprNode::Kind::Load) out.push_back(e->name);
-  for (const IExpr& a : e->args) collect_iexpr_names(a, out);
-}
-}  // namespace
-
 void collect_free_names(const Expr& e, std::vector<std::string>& out) {
   std::visit(
       [&](const auto& x) {
@@ -465,7 +456,10 @@ void collect_free_names(const Expr& e, std::vector<std::string>& out) {
           for (const Expr& a : x.args) collect_free_names(a, out);
         } else if constexpr (std::is_same_v<T, ViewE>) {
           collect_free_names(x.src, out);
-          for (const IExpr& ie : x.map.exprs) collect_iexpr_names(ie, out);
+          for (const IExpr& ie : x.map.exprs)
+            for_each_inode(ie, [&](const IExprNode& n) {
+              if (n.kind == IExprNode::Kind::Load) out.push_back(n.name);
+            });
         } else if constexpr (std::is_same_v<T, RedE>) {
           collect_free_names(x.src, out);
         } else if constexpr (std::is_same_v<T, LetE>) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "semantics/ir_visit.h"
+
 namespace stax::sem {
 
 double Rng::normal() {
@@ -35,8 +37,10 @@ double special_value(DType t, Rng& rng) {
 }
 
 void collect_loads(const IExpr& e, const std::string& name, int64_t extent, int64_t& best) {
-  if (e->kind == IExprNode::Kind::Load && e->name == name && extent > 0) best = best ? std::min(best, extent) : extent;
-  for (const IExpr& a : e->args) collect_loads(a, name, extent, best);
+  if (extent <= 0) return;
+  for_each_inode(e, [&](const IExprNode& n) {
+    if (n.kind == IExprNode::Kind::Load && n.name == name) best = best ? std::min(best, extent) : extent;
+  });
 }
 
 void scan(const Expr& e, const std::string& name, int64_t& best) {

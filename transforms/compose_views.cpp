@@ -3,10 +3,11 @@
 // With strict tensor values the inner view is evaluated everywhere in the
 // source, so folding it is exact only when it cannot fail; otherwise the
 // application is a refinement.
-#include "proofs/program_obligations.h"
+#include "semantics/expr_util.h"
+#include "semantics/ir_visit.h"
 #include "semantics/mutants.h"
+#include "semantics/program_obligations.h"
 #include "semantics/views.h"
-#include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 #include "transforms/passes.h"
 
@@ -24,10 +25,7 @@ bool is_identity(const IndexMap& m, const Shape& src, const Shape& out) {
 }
 
 bool uses_var(const IExpr& e, int64_t var) {
-  if (e->kind == IExprNode::Kind::Var) return e->value == var;
-  for (const IExpr& a : e->args)
-    if (uses_var(a, var)) return true;
-  return false;
+  return any_inode(e, [&](const IExprNode& n) { return n.kind == IExprNode::Kind::Var && n.value == var; });
 }
 
 // Whether view(view(x, inner), outer) may be folded, and whether the fold is
@@ -69,28 +67,18 @@ bool composable(const ViewE& inner, const Shape& base, const Shape& middle, cons
   return true;
 }
 
-bool has_floor_mod(const IndexMap& m) {
-  std::function<bool(const IExpr&)> fm = [&](const IExpr& e) {
-    if (e->kind == IExprNode::Kind::FloorDiv || e->kind == IExprNode::Kind::Mod) return true;
-    for (const IExpr& a : e->args)
-      if (fm(a)) return true;
-    return false;
-  };
-  for (const IExpr& e : m.exprs)
-    if (fm(e)) return true;
-  return false;
-}
-
-// DESIGN §5: a composition with floor/mod (a reshape) is applied only when Z3
-// proves the simplified composed map equal to the two maps in turn.
-std::optional<std::string> composition_refused(const std::string& binding, const ViewE& inner, const Shape& middle,
-                                               const IndexMap& outer, const Shape& out, const IndexMap& composed) {
+// DESIGN §5: a composition with floor/mod (a reshape) is applied only when the
+// context's prover (Z3) proves the simplified composed map equal to the two
+// maps in turn.
+std::optional<std::string> composition_refused(const Context& ctx, const std::string& binding, const ViewE& inner,
+                                               const Shape& middle, const IndexMap& outer, const Shape& out,
+                                               const IndexMap& composed) {
   if (!has_floor_mod(inner.map) && !has_floor_mod(outer) && !has_floor_mod(composed)) return std::nullopt;
-  proofs::Obligation ob = proofs::composition_obligation(binding, inner.map, inner.src->type.shape, outer, middle,
+  sem::Obligation ob = sem::composition_obligation(binding, inner.map, inner.src->type.shape, outer, middle,
                                                          out, composed);
-  proofs::ProofVerdict v = proofs::discharge_logged(ob);
-  if (v.kind == proofs::ProofVerdict::Proved) return std::nullopt;
-  return "composition obligation " + std::string(proofs::verdict_name(v.kind)) +
+  sem::ProofVerdict v = ctx.discharge(ob);
+  if (v.kind == sem::ProofVerdict::Proved) return std::nullopt;
+  return "composition obligation " + std::string(sem::verdict_name(v.kind)) +
          (v.counterexample.empty() ? "" : ": " + v.counterexample) + (v.reason.empty() ? "" : " (" + v.reason + ")");
 }
 
@@ -117,7 +105,7 @@ Result compose_views(const Program& p, Context& ctx) {
                   cm.exprs[k] = iadd(cm.exprs[k], iconst(1));
                   break;
                 }
-          auto refused = composition_refused(b.name, *inner, src->type.shape, v->map, e->type.shape,
+          auto refused = composition_refused(ctx, b.name, *inner, src->type.shape, v->map, e->type.shape,
                                              simplify_map(cm, e->type.shape));
           if (refused) {
             ctx.log.push_back("compose-views: refused " + b.name + ": " + *refused);

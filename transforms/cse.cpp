@@ -6,8 +6,8 @@
 #include <functional>
 #include <unordered_map>
 
+#include "semantics/expr_util.h"
 #include "semantics/mutants.h"
-#include "transforms/expr_util.h"
 #include "transforms/passes.h"
 
 namespace stax::xform {

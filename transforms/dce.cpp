@@ -3,8 +3,8 @@
 // states), so the class of each application is computed, not assumed.
 #include <set>
 
+#include "semantics/expr_util.h"
 #include "semantics/mutants.h"
-#include "transforms/expr_util.h"
 #include "transforms/passes.h"
 
 namespace stax::xform {

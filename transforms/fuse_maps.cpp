@@ -3,8 +3,8 @@
 // lambda keeps that rounding with an explicit cast (Theorem 6.1's premise).
 // If f may fail and π is not the identity, the source evaluates f at points
 // the target never visits: the application is then a refinement.
+#include "semantics/expr_util.h"
 #include "semantics/mutants.h"
-#include "transforms/expr_util.h"
 #include "transforms/passes.h"
 
 namespace stax::xform {

@@ -2,8 +2,8 @@
 #include <map>
 #include <set>
 
+#include "semantics/expr_util.h"
 #include "semantics/printer.h"
-#include "transforms/expr_util.h"
 #include "transforms/passes.h"
 
 namespace stax::xform {

@@ -4,10 +4,10 @@
 // merged kernel reads each stored tensor at that affine address (written as
 // the row-major unflattening of the address), and the binding keeps its shape
 // through a reshape of the merged result.
-#include "proofs/program_obligations.h"
+#include "semantics/expr_util.h"
 #include "semantics/mutants.h"
+#include "semantics/program_obligations.h"
 #include "semantics/views.h"
-#include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 #include "transforms/passes.h"
 
@@ -115,10 +115,10 @@ std::variant<Program, std::string> try_merge(const Program& p, size_t bi, size_t
     const Expr& x = after->src;
     std::string what = "access " + std::to_string(i) + " of " +
                        (std::holds_alternative<NameE>(x->p) ? std::get<NameE>(x->p).name : std::string("a tensor"));
-    proofs::ProofVerdict v = proofs::discharge_logged(
-        proofs::loop_merge_obligation(b.name, what, before, after->map, x->type.shape, k.domain, j));
-    if (v.kind != proofs::ProofVerdict::Proved)
-      return "loop-merge obligation for " + what + " " + std::string(proofs::verdict_name(v.kind)) +
+    sem::ProofVerdict v = ctx.discharge(
+        sem::loop_merge_obligation(b.name, what, before, after->map, x->type.shape, k.domain, j));
+    if (v.kind != sem::ProofVerdict::Proved)
+      return "loop-merge obligation for " + what + " " + std::string(sem::verdict_name(v.kind)) +
              (v.counterexample.empty() ? "" : ": " + v.counterexample) + (v.reason.empty() ? "" : " (" + v.reason + ")");
   }
   Expr body = k.map ? make_expr({k.map->fn.result_type(), merged}, MapE{k.map->fn, accs}, b.expr->loc) : accs[0];

@@ -2,7 +2,7 @@
 // view composition, map fusion, realization of reductions and of computed
 // operands of views) until every binding is one kernel in the normal form
 // red?(map(g, view(x1), ..., view(xr))) of DESIGN §2, or a bare iota/full.
-#include "transforms/expr_util.h"
+#include "semantics/expr_util.h"
 #include "transforms/passes.h"
 
 namespace stax::xform {

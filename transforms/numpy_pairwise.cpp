@@ -31,7 +31,7 @@
 // array over all its axes); each output element of D gets its own ps, like
 // the rows of numpy.sum(x, axis=-1). Only f32/f64 sums; the source is
 // let-bound once when it is not already a name, since several views read it.
-#include "transforms/expr_util.h"
+#include "semantics/expr_util.h"
 #include "transforms/passes.h"
 #include "transforms/reassoc.h"
 

@@ -3,7 +3,7 @@
 // happens (the hidden premise of Theorem 6.1).
 #include <functional>
 
-#include "transforms/expr_util.h"
+#include "semantics/expr_util.h"
 #include "transforms/passes.h"
 
 namespace stax::xform {

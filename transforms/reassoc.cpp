@@ -2,8 +2,8 @@
 
 #include <limits>
 
+#include "semantics/expr_util.h"
 #include "semantics/mutants.h"
-#include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 
 namespace stax::xform::reassoc {

@@ -27,8 +27,8 @@
 // Expr leaves (O(T) nodes; adding a zero slot is exact, so it is left out).
 #include <functional>
 
+#include "semantics/expr_util.h"
 #include "semantics/views.h"
-#include "transforms/expr_util.h"
 #include "transforms/passes.h"
 #include "transforms/reassoc.h"
 #include "transforms/torch_order.h"

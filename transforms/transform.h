@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "semantics/ir.h"
+#include "semantics/obligation.h"
 
 namespace stax::xform {
 
@@ -47,6 +48,11 @@ struct Context {
     ++count;
     log.push_back("#" + std::to_string(count) + " " + std::move(what));
   }
+  /// Proves the side conditions a rewrite needs first (a view composition
+  /// through floor/mod, a loop merge): the caller's prover, by default the
+  /// one installed for the process (sem::discharge_default; Z3's where
+  /// proofs is linked). A condition not proved refuses the rewrite.
+  sem::Discharger discharge = sem::discharge_default;
 };
 
 struct Result {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "semantics/expr_util.h"
 #include "semantics/index_eval.h"
-#include "transforms/expr_util.h"
 
 namespace stax::backends::cpu {
 
@@ -34,7 +34,7 @@ struct LoadsDomain {
 };
 
 /// `e` read at the indices `m` of the loop's `rank` indices (its views
-/// composed by xform::compose_maps).
+/// composed by sem::compose_maps).
 bool own_rows(const Expr& e, const IndexMap& m, int rank, const std::string& producer) {
   LoadsDomain loads{producer};
   for (const IExpr& x : m.exprs)
@@ -48,7 +48,7 @@ bool own_rows(const Expr& e, const IndexMap& m, int rank, const std::string& pro
       if (row->a[0][j] != (j == 0 ? 1 : 0)) return false;
     return row->c[0] == 0;
   }
-  if (const auto* v = std::get_if<ViewE>(&e->p)) return own_rows(v->src, xform::compose_maps(v->map, m), rank, producer);
+  if (const auto* v = std::get_if<ViewE>(&e->p)) return own_rows(v->src, sem::compose_maps(v->map, m), rank, producer);
   if (const auto* mp = std::get_if<MapE>(&e->p)) {
     for (const Expr& a : mp->args)
       if (!own_rows(a, m, rank, producer)) return false;

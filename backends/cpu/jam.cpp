@@ -2,7 +2,7 @@
 
 #include "backends/cpu/emitter.h"
 #include "semantics/count_domain.h"
-#include "transforms/expr_util.h"
+#include "semantics/expr_util.h"
 
 namespace stax::backends::cpu {
 
@@ -25,7 +25,7 @@ bool calls_math(const Expr& e) {
   if (const auto* m = std::get_if<MapE>(&e->p))
     for (ScalarOp op : count_ops(m->fn).used)
       if (math.count(op)) return true;
-  for (const Expr& k : xform::children(e))
+  for (const Expr& k : sem::children(e))
     if (calls_math(k)) return true;
   return false;
 }

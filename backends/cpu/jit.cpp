@@ -398,12 +398,6 @@ void Jit::set_cache_dir(std::optional<std::string> dir, double store_min_ms) {
   impl_->store_min_ms = store_min_ms < 0 ? kStoreMinMs : store_min_ms;
 }
 
-std::optional<std::string> Jit::cache_dir() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (!impl_->disk) return std::nullopt;
-  return impl_->disk->dir();
-}
-
 Jit::~Jit() { delete impl_; }
 
 Jit& Jit::instance() {
@@ -430,11 +424,6 @@ std::string Jit::optimised_ir(const std::string& key) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->ir.find(key);
   return it == impl_->ir.end() ? std::string() : it->second;
-}
-
-int64_t Jit::compiled_count() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->counter;
 }
 
 int64_t Jit::cached_count() const {

@@ -98,16 +98,12 @@ class Jit {
   void set_pipeline(Pipeline p);
   Pipeline pipeline() const;
 
-  /// Number of kernels compiled (not served from the in-memory cache; disk
-  /// cache hits included).
-  int64_t compiled_count() const;
   /// The on-disk object cache's directory (none: off; never used at O0). Initially
   /// default_cache_dir() (object_cache.h: STAX_JIT_CACHE=0,
   /// STAX_JIT_CACHE_DIR, XDG_CACHE_HOME, HOME). Kernels whose optimisation
   /// and machine code took under `store_min_ms` of CPU time (negative: the
   /// default, 5 ms) are not stored.
   void set_cache_dir(std::optional<std::string> dir, double store_min_ms = -1);
-  std::optional<std::string> cache_dir() const;
   /// Number of kernels in the cache, and its bound (default 512; at least 1).
   int64_t cached_count() const;
   void set_capacity(int64_t kernels);

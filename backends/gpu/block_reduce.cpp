@@ -7,8 +7,8 @@
 
 #include "backends/cpu/jit.h"
 #include "backends/normal_form.h"
+#include "semantics/expr_util.h"
 #include "semantics/printer.h"
-#include "transforms/expr_util.h"
 #include "transforms/passes.h"
 #include "transforms/reassoc.h"
 
@@ -30,7 +30,7 @@ struct Found {
 
 bool has_let(const Expr& e) {
   if (std::holds_alternative<LetE>(e->p)) return true;
-  for (const Expr& k : xform::children(e))
+  for (const Expr& k : sem::children(e))
     if (has_let(k)) return true;
   return false;
 }
@@ -63,7 +63,7 @@ bool rederives(const Expr& e, const Found& f) {
   xform::Context ctx;
   try {
     xform::Result r = xform::gpu_reduce(q, o, ctx);
-    return print_expr(r.program.bindings[0].expr) == print_expr(xform::replace_node(e, f.x.get(), name));
+    return print_expr(r.program.bindings[0].expr) == print_expr(sem::replace_node(e, f.x.get(), name));
   } catch (const std::exception&) {
     return false;
   }
@@ -162,15 +162,15 @@ BlockPlan plan_block_reductions(const Program& p, bool fuse) {
             return red;
           }
           // A nested one is bound on its own (realization, exact).
-          std::string n = xform::fresh_name(scratch, "blk");
+          std::string n = sem::fresh_name(scratch, "blk");
           scratch.bindings.push_back(Binding{n, red, e->loc});
           q.bindings.push_back(Binding{n, red, e->loc});
           marks[n] = {red, f->shape};
           return make_expr(e->type, NameE{n}, e->loc);
         }
-      std::vector<Expr> kids = xform::children(e);
+      std::vector<Expr> kids = sem::children(e);
       for (Expr& k : kids) k = go(k, false);
-      return xform::with_children(e, kids);
+      return sem::with_children(e, kids);
     };
     q.bindings.push_back(Binding{b.name, go(b.expr, true), b.loc});
   }

@@ -16,8 +16,8 @@
 #include "backends/cpu/cpu_backend.h"
 #include "mathlib/f32_lanes.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
+#include "semantics/input_gen.h"
 #include "semantics/mutants.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"
@@ -34,12 +34,12 @@ namespace {
 /// `batch`) on P over the oracle's input kinds, or "".
 std::string difference(const Program& p, uint64_t seed, int threads = 1, int opt = 3, bool batch = false) {
   cpu::CompiledProgram cp(p, {threads, false, opt, batch, 0});
-  for (oracle::InputKind kind : oracle::kBackendInputKinds) {
-    Inputs in = oracle::generate_inputs(p, kind, seed);
+  for (sem::InputKind kind : sem::kBackendInputKinds) {
+    Inputs in = sem::generate_inputs(p, kind, seed);
     IeeeOutcome ref = eval_ieee(p, in);
     IeeeOutcome got = cp.run(in);
     if (auto d = oracle::outcome_difference(p, ref, got))
-      return std::string(oracle::input_kind_name(kind)) + " inputs: " + *d;
+      return std::string(sem::input_kind_name(kind)) + " inputs: " + *d;
   }
   return "";
 }
@@ -142,8 +142,8 @@ TEST_CASE("special values: NaN, signed zeros, subnormals, f16/bf16 rounding, int
       "output m, n, hh, bb, kk, s, am\n");
   Inputs in;
   in["x"] = test::f32({8}, {test::kNaN, -0.0f, 0.0f, 1e-45f, -1e-40f, test::kInf, -3.5f, test::kNaN});
-  in["h"] = oracle::generate_inputs(p, oracle::InputKind::Special, 3).at("h");
-  in["b"] = oracle::generate_inputs(p, oracle::InputKind::Special, 4).at("b");
+  in["h"] = sem::generate_inputs(p, sem::InputKind::Special, 3).at("h");
+  in["b"] = sem::generate_inputs(p, sem::InputKind::Special, 4).at("b");
   in["k"] = test::i32({8}, {0, 1, -1, 2147483647, -2147483647 - 1, 32768, 65536, 12345});
   IeeeOutcome ref = eval_ieee(p, in);
   REQUIRE_FALSE(ref.failure);
@@ -187,7 +187,7 @@ TEST_CASE("⊥ on the CPU backend: the same binding fails, with the index") {
 
 TEST_CASE("thread counts 1 and 2 give identical bits on a large reduction") {
   Program p = parse("input x : f32[300, 1000]\nlet y : f32[300] = red(sum, 0.0, [1000], map(exp, x))\noutput y\n");
-  Inputs in = oracle::generate_inputs(p, oracle::InputKind::Normal, 5);
+  Inputs in = sem::generate_inputs(p, sem::InputKind::Normal, 5);
   IeeeOutcome one = cpu::run(p, in, {1}), two = cpu::run(p, in, {2});
   CHECK(oracle::outcome_difference(p, one, two) == std::nullopt);
   CHECK(oracle::outcome_difference(p, eval_ieee(p, in), two) == std::nullopt);
@@ -516,7 +516,7 @@ TEST_CASE("products inputs make the rounding of a*b visible to a + and a -") {
     Program p = parse("input x : " + t + "\ninput y : " + t + "\ninput z : " + t + "\nlet s : " + t +
                       " = map(fn(a, b, c) => add(mul(a, b), c), x, y, z)\nlet d : " + t +
                       " = map(fn(a, b, c) => sub(mul(a, b), c), x, y, z)\noutput s\noutput d\n");
-    Inputs in = oracle::generate_inputs(p, oracle::InputKind::Products, 5);
+    Inputs in = sem::generate_inputs(p, sem::InputKind::Products, 5);
     IeeeOutcome ref = eval_ieee(p, in);
     CHECK(oracle::outcome_difference(p, ref, cpu::run(p, in, {1})) == std::nullopt);
     ScopedMutant m("fma-contract");
@@ -524,8 +524,8 @@ TEST_CASE("products inputs make the rounding of a*b visible to a + and a -") {
   }
   // The pool is shared by the call's tensors and differs between calls.
   Program q = parse("input x : f32[64]\ninput y : f32[64]\nlet s : f32[64] = map(add, x, y)\noutput s\n");
-  Inputs a = oracle::generate_inputs(q, oracle::InputKind::Products, 1);
-  Inputs b = oracle::generate_inputs(q, oracle::InputKind::Products, 2);
+  Inputs a = sem::generate_inputs(q, sem::InputKind::Products, 1);
+  Inputs b = sem::generate_inputs(q, sem::InputKind::Products, 2);
   std::set<float> ax(a.at("x").as<float>(), a.at("x").as<float>() + 64);
   std::set<float> ay(a.at("y").as<float>(), a.at("y").as<float>() + 64);
   std::set<float> bx(b.at("x").as<float>(), b.at("x").as<float>() + 64);
@@ -676,7 +676,7 @@ TEST_CASE("a transposed fold prefetches the next block, skews rows a multiple of
   // wrong case, an initial +0, gives +0: the sign tells them apart.
   for (const char* init : {"-0.0", "0.0"}) {
     Program p = row_sums(64, 1024, init, "mul(abs(add(u, v)), -0.0)");
-    Inputs in = oracle::generate_inputs(p, oracle::InputKind::Normal, 3);
+    Inputs in = sem::generate_inputs(p, sem::InputKind::Normal, 3);
     IeeeOutcome got = cpu::run(p, in);
     REQUIRE_FALSE(got.failure);
     for (float y : test::elems<float>(*got.outputs.at("y"))) CHECK(std::signbit(y) == (init[0] == '-'));

@@ -24,8 +24,8 @@
 
 #include "backends/gpu/gpu_backend.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
+#include "semantics/input_gen.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"

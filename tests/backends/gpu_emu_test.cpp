@@ -14,14 +14,14 @@
 #include <memory>
 #include <string>
 
-#include "backends/gpu/emulator.h"
 #include "backends/gpu/cuda_math.h"
+#include "backends/gpu/emulator.h"
 #include "backends/gpu/gpu_backend.h"
-#include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
 #include "mathlib/f64_impl.h"
+#include "oracle/fuzz.h"
 #include "oracle/program_gen.h"
 #include "semantics/ieee_scalar.h"
+#include "semantics/input_gen.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"

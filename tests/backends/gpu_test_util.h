@@ -11,7 +11,7 @@
 
 #include "backends/gpu/gpu_backend.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
+#include "semantics/input_gen.h"
 #include "semantics/parser.h"
 
 namespace stax::test {
@@ -21,10 +21,10 @@ namespace stax::test {
 inline std::string gpu_difference(const sem::Program& p, uint64_t seed,
                                   const backends::gpu::GpuOptions& opt = {}) {
   backends::gpu::GpuProgram gp(p, opt);
-  for (oracle::InputKind kind : oracle::kInputKinds) {
-    sem::Inputs in = oracle::generate_inputs(p, kind, seed);
+  for (sem::InputKind kind : sem::kInputKinds) {
+    sem::Inputs in = sem::generate_inputs(p, kind, seed);
     if (auto d = oracle::outcome_difference(p, sem::eval_ieee(p, in), gp.run(in)))
-      return std::string(oracle::input_kind_name(kind)) + " inputs: " + *d;
+      return std::string(sem::input_kind_name(kind)) + " inputs: " + *d;
   }
   return "";
 }

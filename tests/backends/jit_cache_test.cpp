@@ -12,8 +12,8 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
+#include "semantics/input_gen.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"
 #include "transforms/transform.h"
@@ -158,8 +158,8 @@ TEST_CASE("kernel pipeline: the bits of LLVM's pipelines; the lane loops the cod
         jit.set_pipeline(pl);
         cpu::CompiledProgram cp(p, {1, false, level, level == 2});
         jit.set_pipeline(cpu::Pipeline::Kernel);
-        for (oracle::InputKind kind : oracle::kBackendInputKinds) {
-          Inputs in = oracle::generate_inputs(p, kind, 17);
+        for (sem::InputKind kind : sem::kBackendInputKinds) {
+          Inputs in = sem::generate_inputs(p, kind, 17);
           INFO(print_program(p) << "O" << level << (pl == cpu::Pipeline::Llvm ? " (LLVM's pipeline)" : ""));
           CHECK(oracle::outcome_difference(p, eval_ieee(p, in), cp.run(in)).value_or("") == "");
         }

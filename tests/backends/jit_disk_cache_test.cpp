@@ -13,7 +13,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/object_cache.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
+#include "semantics/input_gen.h"
 #include "tests/test_util.h"
 
 using namespace stax;
@@ -47,7 +47,7 @@ Compiled compile_and_run(const Program& p, int opt) {
     ++c.kernels;
     c.disk_hits += k.disk_cached;
   }
-  c.out = cp.run(oracle::generate_inputs(p, oracle::kInputKinds[0], 11));
+  c.out = cp.run(sem::generate_inputs(p, sem::kInputKinds[0], 11));
   return c;
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("jit disk cache: a hit gives the bits of a fresh compile; a damaged en
     REQUIRE(!fresh.out.failure);
     REQUIRE(fresh.kernels >= 2);
     CHECK(fresh.disk_hits == 0);
-    CHECK(diff(p, eval_ieee(p, oracle::generate_inputs(p, oracle::kInputKinds[0], 11)), fresh.out) == "");
+    CHECK(diff(p, eval_ieee(p, sem::generate_inputs(p, sem::kInputKinds[0], 11)), fresh.out) == "");
 
     jit.set_cache_dir(t.dir.string(), 0);  // store every kernel, however quick
     Compiled cold = compile_and_run(p, opt);
@@ -175,7 +175,7 @@ TEST_CASE("jit disk cache: a kernel held while its key compiles again; what is n
   // other names, not from the disk.
   Compiled second = compile_and_run(p, 2);
   CHECK(second.disk_hits == 0);
-  Inputs in = oracle::generate_inputs(p, oracle::kInputKinds[0], 11);
+  Inputs in = sem::generate_inputs(p, sem::kInputKinds[0], 11);
   CHECK(diff(p, held.run(in), second.out) == "");
 
   // A threshold no compile reaches: nothing is stored.

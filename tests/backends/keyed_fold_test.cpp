@@ -18,8 +18,8 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
 #include "semantics/evaluator.h"
+#include "semantics/input_gen.h"
 #include "tests/test_util.h"
 
 using namespace stax;
@@ -81,7 +81,7 @@ std::vector<Inputs> inputs_for(const Program& p) {
     if (j % 4 == 2) return (i % 2) ? T(0.0) : T(-0.0);
     return T(std::cos(double(k)) * 3.0);
   }));
-  for (oracle::InputKind kind : oracle::kBackendInputKinds) sets.push_back(oracle::generate_inputs(p, kind, 41));
+  for (sem::InputKind kind : sem::kBackendInputKinds) sets.push_back(sem::generate_inputs(p, kind, 41));
   return sets;
 }
 

@@ -10,8 +10,8 @@
 #include "compiler/lower.h"
 #include "oracle/checker.h"
 #include "semantics/count_domain.h"
+#include "semantics/expr_util.h"
 #include "semantics/printer.h"
-#include "transforms/expr_util.h"
 #include "tests/test_util.h"
 
 using namespace stax;

@@ -18,8 +18,8 @@
 
 #include "oracle/campaign.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
 #include "oracle/shrink.h"
+#include "semantics/input_gen.h"
 #include "semantics/mutants.h"
 #include "semantics/npy.h"
 #include "semantics/parser.h"
@@ -179,8 +179,8 @@ TEST_CASE("shrink: a planted failure shrinks to a smaller program that still fai
     if (print_program(q).find("log(") == std::string::npos) return false;
     return !eval_ieee(q, in).failure;
   };
-  t.fresh_inputs = [](const Program& q) { return std::vector<Inputs>{oracle::generate_inputs(q, oracle::InputKind::Normal, 3)}; };
-  Inputs in = oracle::generate_inputs(p, oracle::InputKind::Normal, 3);
+  t.fresh_inputs = [](const Program& q) { return std::vector<Inputs>{sem::generate_inputs(q, sem::InputKind::Normal, 3)}; };
+  Inputs in = sem::generate_inputs(p, sem::InputKind::Normal, 3);
   REQUIRE(t.fails(p, in));
   oracle::ShrinkResult r = oracle::shrink(p, in, t, {5, 2000});
   INFO(print_program(r.program));

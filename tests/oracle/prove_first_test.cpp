@@ -48,7 +48,7 @@ TEST_CASE("the init of a sum: +0.0 against -0.0 is refuted by the prover at ever
   for (int n : {1, 2, 4, 8}) {
     INFO("f32[" << n << "]");
     proofs::EquivResult r = prove(sum_from("0.0", n), sum_from("-0.0", n), SemClass::Exact);
-    REQUIRE(r.verdict.kind == proofs::ProofVerdict::Refuted);
+    REQUIRE(r.verdict.kind == sem::ProofVerdict::Refuted);
     // The counterexample is all -0.0 (any other input has a +0 or a nonzero
     // term) and replays on the interpreter.
     const sem::Tensor& x = r.counterexample.at("x");
@@ -71,7 +71,7 @@ TEST_CASE("the input generators draw the extreme patterns testing lacked", "[pro
   // All -0.0 is one of the extreme patterns: testing alone now sees it too.
   oracle::Verdict v = check(sum_from("0.0", 4), sum_from("-0.0", 4), SemClass::Exact, ProveMode::Off, 300);
   REQUIRE(v.status == oracle::Status::Counterexample);
-  CHECK(v.cex->kind == oracle::InputKind::Extreme);
+  CHECK(v.cex->kind == sem::InputKind::Extreme);
   CHECK(oracle::strength_name(v) == "refuted");
   // A correct pair tested, not proved, when the prover is off.
   oracle::Verdict t = check(sum_from("0.0", 4), sum_from("0.0", 4), SemClass::Exact, ProveMode::Off);
@@ -85,16 +85,16 @@ TEST_CASE("integer ops, casts, halves and gathers with symbolic indices", "[prov
     std::string a = "input a : i32[3]\ninput b : i32[3]\nlet y = map(fn(u, v) => floordiv(u, v), a, b)\noutput y\n";
     std::string b = "input a : i32[3]\ninput b : i32[3]\nlet y = map(fn(u, v) => div(u, v), a, b)\noutput y\n";
     proofs::EquivResult r = prove(a, b, SemClass::Exact);
-    REQUIRE(r.verdict.kind == proofs::ProofVerdict::Refuted);
-    CHECK(prove(a, a, SemClass::Exact).verdict.kind == proofs::ProofVerdict::Proved);
+    REQUIRE(r.verdict.kind == sem::ProofVerdict::Refuted);
+    CHECK(prove(a, a, SemClass::Exact).verdict.kind == sem::ProofVerdict::Proved);
   }
   SECTION("a division by zero is ⊥ on both sides: exact; dropped by the target: refines, not exact") {
     std::string a = "input a : i64[2]\ninput b : i64[2]\nlet q = map(fn(u, v) => floordiv(u, v), a, b)\n"
                     "let y = map(fn(u) => add(u, 1), a)\noutput y\n";
     std::string b = "input a : i64[2]\ninput b : i64[2]\nlet y = map(fn(u) => add(u, 1), a)\noutput y\n";
-    CHECK(prove(a, b, SemClass::Refines).verdict.kind == proofs::ProofVerdict::Proved);
+    CHECK(prove(a, b, SemClass::Refines).verdict.kind == sem::ProofVerdict::Proved);
     proofs::EquivResult r = prove(a, b, SemClass::Exact);
-    REQUIRE(r.verdict.kind == proofs::ProofVerdict::Refuted);
+    REQUIRE(r.verdict.kind == sem::ProofVerdict::Refuted);
     const sem::Tensor& d = r.counterexample.at("b");
     CHECK((d.get_int(0) == 0 || d.get_int(1) == 0));
   }
@@ -102,25 +102,25 @@ TEST_CASE("integer ops, casts, halves and gathers with symbolic indices", "[prov
     std::string a = "input x : f16[4]\nlet t = map(fn(v) => mul(v, 3.0), x)\nlet y = map(fn(v) => div(v, 3.0), t)\noutput y\n";
     std::string bad = "input x : f16[4]\nlet y = map(fn(v) => div(mul(v, 3.0), 3.0), x)\noutput y\n";
     std::string good = "input x : f16[4]\nlet y = map(fn(v) => div(cast(mul(v, 3.0), f16), 3.0), x)\noutput y\n";
-    CHECK(prove(a, bad, SemClass::Exact).verdict.kind == proofs::ProofVerdict::Refuted);
-    CHECK(prove(a, good, SemClass::Exact).verdict.kind == proofs::ProofVerdict::Proved);
+    CHECK(prove(a, bad, SemClass::Exact).verdict.kind == sem::ProofVerdict::Refuted);
+    CHECK(prove(a, good, SemClass::Exact).verdict.kind == sem::ProofVerdict::Proved);
   }
   SECTION("a gather: Python's wrapping of negative indices, and ⊥ out of range") {
     std::string g = "input x : f32[5]\ninput idx : i64[2]\nlet y = map(neg, gather(x, 0, idx))\noutput y\n";
     // The same gather through a view written by hand.
     std::string h = "input x : f32[5]\ninput idx : i64[2]\nlet y = map(neg, view(x, [2], (i) -> (load(idx, i))))\noutput y\n";
-    CHECK(prove(g, h, SemClass::Exact).verdict.kind == proofs::ProofVerdict::Proved);
+    CHECK(prove(g, h, SemClass::Exact).verdict.kind == sem::ProofVerdict::Proved);
     // Clamping instead of failing: defined where the source is ⊥ (refines
     // holds: the target may be defined where the source is not) but not exact.
     std::string clamp = "input x : f32[5]\ninput idx : i64[2]\n"
                         "let y = map(neg, view(x, [2], (i) -> ((load(idx, i) % 5))))\noutput y\n";
     proofs::EquivResult r = prove(g, clamp, SemClass::Exact);
-    REQUIRE(r.verdict.kind == proofs::ProofVerdict::Refuted);
+    REQUIRE(r.verdict.kind == sem::ProofVerdict::Refuted);
     bool out_of_range = false;
     const sem::Tensor& ix = r.counterexample.at("idx");
     for (int64_t k = 0; k < ix.size(); ++k) out_of_range |= ix.get_int(k) < -5 || ix.get_int(k) >= 5;
     CHECK(out_of_range);
-    CHECK(prove(g, clamp, SemClass::Refines).verdict.kind == proofs::ProofVerdict::Proved);
+    CHECK(prove(g, clamp, SemClass::Refines).verdict.kind == sem::ProofVerdict::Proved);
   }
 }
 
@@ -129,7 +129,7 @@ TEST_CASE("transcendental functions are shared uninterpreted functions", "[prove
   std::string e = "input x : f32[1]\nlet y = map(exp, x)\noutput y\n";
   std::string e1 = "input x : f32[1]\nlet y = map(fn(v) => mul(exp(v), 1.0), x)\noutput y\n";
   proofs::EquivResult r = prove(e, e1, SemClass::Exact);
-  CHECK(r.verdict.kind == proofs::ProofVerdict::Proved);
+  CHECK(r.verdict.kind == sem::ProofVerdict::Proved);
   CHECK(r.uninterpreted == std::vector<std::string>{"exp"});
   // exp(v) + 0.0 differs from exp(v) only where exp(v) = -0, which the
   // solver may assume of an uninterpreted exp but the interpreter never
@@ -139,11 +139,11 @@ TEST_CASE("transcendental functions are shared uninterpreted functions", "[prove
   proofs::EquivOptions eo;
   eo.max_unconfirmed = 2;
   proofs::EquivResult u = prove(ex, e0, SemClass::Exact, eo);
-  CHECK(u.verdict.kind == proofs::ProofVerdict::Unknown);
+  CHECK(u.verdict.kind == sem::ProofVerdict::Unknown);
   CHECK(u.unconfirmed == 2);
   // A wrong rewrite of the argument is refuted (and confirmed).
   std::string wrong = "input x : f32[1]\nlet y = map(fn(v) => exp(neg(v)), x)\noutput y\n";
-  CHECK(prove(e, wrong, SemClass::Exact).verdict.kind == proofs::ProofVerdict::Refuted);
+  CHECK(prove(e, wrong, SemClass::Exact).verdict.kind == sem::ProofVerdict::Refuted);
 }
 
 TEST_CASE("over the size limit: testing, and the verdict says so", "[prove]") {

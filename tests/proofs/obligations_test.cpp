@@ -7,11 +7,11 @@
 
 #include <algorithm>
 
-#include "proofs/program_obligations.h"
-#include "proofs/value_range.h"
+#include "semantics/expr_util.h"
 #include "semantics/parser.h"
+#include "semantics/program_obligations.h"
+#include "semantics/value_range.h"
 #include "semantics/views.h"
-#include "transforms/expr_util.h"
 #include "transforms/index_simplify.h"
 #include "transforms/passes.h"
 
@@ -260,7 +260,7 @@ TEST_CASE("composition: compose_maps is proved equal to the maps in turn; a wron
   sem::Shape base{16, 4}, middle{4, 4}, out{4, 4};
   sem::IndexMap inner = imap({sem::iadd(sem::imul(2, sem::ivar(0)), sem::iconst(1)), sem::ivar(1)}, 2);
   sem::IndexMap outer = imap({sem::ivar(1), sem::ivar(0)}, 2);
-  sem::IndexMap composed = xform::simplify_map(xform::compose_maps(inner, outer), out);
+  sem::IndexMap composed = xform::simplify_map(sem::compose_maps(inner, outer), out);
   ProofVerdict v = discharge(composition_obligation("y", inner, base, outer, middle, out, composed));
   CHECK(v.kind == ProofVerdict::Proved);
   CHECK(discharge(composition_obligation("y", inner, base, outer, middle, out, composed, true)).kind ==
@@ -276,7 +276,7 @@ TEST_CASE("composition: compose_maps is proved equal to the maps in turn; a wron
   // refuted once the extents are symbolic.
   sem::IndexMap rs = std::get<sem::ViewShape>(sem::expand_reshape({4, 6}, {24})).map;
   sem::IndexMap back = std::get<sem::ViewShape>(sem::expand_reshape({24}, {4, 6})).map;
-  sem::IndexMap both = xform::simplify_map(xform::compose_maps(rs, back), {4, 6});
+  sem::IndexMap both = xform::simplify_map(sem::compose_maps(rs, back), {4, 6});
   CHECK(discharge(composition_obligation("y", rs, {4, 6}, back, {24}, {4, 6}, both)).kind == ProofVerdict::Proved);
   CHECK(discharge(composition_obligation("y", rs, {4, 6}, back, {24}, {4, 6}, both, true)).kind ==
         ProofVerdict::Refuted);

@@ -7,28 +7,28 @@
 #include <catch2/catch.hpp>
 
 #include "oracle/program_gen.h"
-#include "proofs/program_obligations.h"
 #include "semantics/evaluator.h"
 #include "semantics/printer.h"
+#include "semantics/program_obligations.h"
 #include "semantics/random_inputs.h"
 
 using namespace stax;
-using proofs::ProofVerdict;
+using sem::ProofVerdict;
 
 TEST_CASE("prover verdicts agree with the interpreter on generated programs") {
   int all_proved = 0, definite = 0, runs = 0;
   for (int s = 0; s < 400; ++s) {
     sem::Program p = oracle::generate_program(uint64_t(s) * 7919 + 13);
     bool every_in_bounds_proved = true, fails_for_sure = false;
-    for (const proofs::Obligation& ob : proofs::program_obligations(p)) {
+    for (const sem::Obligation& ob : sem::program_obligations(p)) {
       ProofVerdict v = proofs::discharge(ob);
-      INFO(sem::print_program(p) << proofs::kind_name(ob.kind) << " " << ob.site << ": " << ob.formula << " -> "
-                                 << proofs::verdict_name(v.kind) << " " << v.counterexample << v.reason);
+      INFO(sem::print_program(p) << sem::kind_name(ob.kind) << " " << ob.site << ": " << ob.formula << " -> "
+                                 << sem::verdict_name(v.kind) << " " << v.counterexample << v.reason);
       REQUIRE(v.kind != ProofVerdict::Unknown);
-      if (ob.kind == proofs::ObligationKind::Interval) REQUIRE(v.kind == ProofVerdict::Proved);
-      if (ob.kind != proofs::ObligationKind::InBounds) continue;
+      if (ob.kind == sem::ObligationKind::Interval) REQUIRE(v.kind == ProofVerdict::Proved);
+      if (ob.kind != sem::ObligationKind::InBounds) continue;
       if (v.kind != ProofVerdict::Proved) every_in_bounds_proved = false;
-      if (v.kind == ProofVerdict::Refuted && ob.if_not_proved == proofs::Consequence::Fails) fails_for_sure = true;
+      if (v.kind == ProofVerdict::Refuted && ob.if_not_proved == sem::Consequence::Fails) fails_for_sure = true;
     }
     all_proved += every_in_bounds_proved;
     definite += fails_for_sure;

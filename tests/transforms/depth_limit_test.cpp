@@ -7,10 +7,10 @@
 #include <variant>
 
 #include "oracle/checker.h"
+#include "semantics/expr_util.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"
-#include "transforms/expr_util.h"
 #include "transforms/reassoc.h"
 #include "transforms/transform.h"
 
@@ -40,7 +40,7 @@ TEST_CASE("inline keeps a 600-binding chain within the nesting limit, and it rea
   xform::Result r = inline_all(p, ctx);
   CHECK(r.program.bindings.size() > 1);
   CHECK(r.program.bindings.size() < 20);
-  for (const Binding& b : r.program.bindings) CHECK(xform::expr_depth(b.expr) <= xform::kMaxExprDepth);
+  for (const Binding& b : r.program.bindings) CHECK(sem::expr_depth(b.expr) <= sem::kMaxExprDepth);
   ParseResult back = parse_program(print_program(r.program));
   REQUIRE(std::holds_alternative<Program>(back));
   Inputs in;
@@ -57,9 +57,9 @@ TEST_CASE("inline keeps a 600-binding chain within the nesting limit, and it rea
   while (naive.bindings.size() > 1) {
     Binding b = naive.bindings.front();
     naive.bindings.erase(naive.bindings.begin());
-    for (Binding& o : naive.bindings) o.expr = xform::substitute(o.expr, b.name, b.expr);
+    for (Binding& o : naive.bindings) o.expr = sem::substitute(o.expr, b.name, b.expr);
   }
-  CHECK(xform::expr_depth(naive.bindings[0].expr) > 256);
+  CHECK(sem::expr_depth(naive.bindings[0].expr) > 256);
   CHECK(std::holds_alternative<Diag>(parse_program(print_program(naive))));
 }
 
@@ -89,7 +89,7 @@ TEST_CASE("inline of a 10,000-binding chain: one pass, nesting-limited, same bit
   xform::Context ctx;
   xform::Result r = inline_all(p, ctx);
   // 10,000 levels in chunks of at most 128.
-  CHECK(r.program.bindings.size() >= 10000 / xform::kMaxExprDepth);
+  CHECK(r.program.bindings.size() >= 10000 / sem::kMaxExprDepth);
   CHECK(r.program.bindings.size() < 200);
   CHECK(ctx.count == int64_t(10000 - r.program.bindings.size()));
   Inputs in;
@@ -107,11 +107,11 @@ TEST_CASE("count_all_uses_in agrees with count_uses_in name by name (lets and lo
       "let w = let t = map(exp, y) in map(add, t, view(z, [4], (k) -> (k % 2)))\n"
       "output w\n");
   for (const Binding& b : p.bindings) {
-    std::map<std::string, xform::Uses> all;
-    xform::count_all_uses_in(b.expr, all);
+    std::map<std::string, sem::Uses> all;
+    sem::count_all_uses_in(b.expr, all);
     for (const char* name : {"x", "i", "y", "z", "w", "t"}) {
-      xform::Uses one;
-      xform::count_uses_in(b.expr, name, one);
+      sem::Uses one;
+      sem::count_uses_in(b.expr, name, one);
       INFO(b.name << " " << name);
       CHECK(all[name].operand == one.operand);
       CHECK(all[name].load == one.load);
@@ -132,7 +132,7 @@ TEST_CASE("reassociations of nested reds stay within the nesting limit (campaign
   REQUIRE(std::holds_alternative<std::vector<xform::Step>>(steps));
   xform::Context ctx;
   xform::Result r = xform::run_pipeline(p, std::get<std::vector<xform::Step>>(steps), ctx);
-  for (const Binding& b : r.program.bindings) CHECK(xform::expr_depth(b.expr) <= xform::kMaxExprDepth);
+  for (const Binding& b : r.program.bindings) CHECK(sem::expr_depth(b.expr) <= sem::kMaxExprDepth);
   bool left = false;
   for (const std::string& line : ctx.log) left |= test::contains(line, "interleave-lanes: left v4 as it was");
   CHECK(left);
@@ -156,7 +156,7 @@ TEST_CASE("reassociations of nested reds stay within the nesting limit (campaign
       p, std::get<std::vector<xform::Step>>(xform::parse_pipeline("gpu-reduce:threads=8:warp=4,gpu-reduce:threads=8:warp=2")),
       ctx2);
   Program naive = twice.program;
-  naive.bindings[0].expr = xform::rewrite_bottom_up(naive.bindings[0].expr, [](const Expr& e) -> std::optional<Expr> {
+  naive.bindings[0].expr = sem::rewrite_bottom_up(naive.bindings[0].expr, [](const Expr& e) -> std::optional<Expr> {
     const auto* red = std::get_if<RedE>(&e->p);
     if (!red || num_elements(red->extents) < 2) return std::nullopt;
     xform::reassoc::Site s = xform::reassoc::site_of(e);
@@ -164,7 +164,7 @@ TEST_CASE("reassociations of nested reds stay within the nesting limit (campaign
     Expr lanes = xform::reassoc::interleaved_lanes(s, 16, &padded);
     return xform::reassoc::finish(s, xform::reassoc::tree(s, lanes, /*adjacent=*/false, s.init));
   });
-  CHECK(xform::expr_depth(naive.bindings[0].expr) > xform::kMaxExprDepth);
+  CHECK(sem::expr_depth(naive.bindings[0].expr) > sem::kMaxExprDepth);
   CHECK(std::holds_alternative<Diag>(parse_program(print_program(naive))));
   oracle::Verdict bad = oracle::check_programs(p, naive, xform::SemClass::Real, co);
   CHECK(bad.status == oracle::Status::Counterexample);

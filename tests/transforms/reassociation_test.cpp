@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "oracle/checker.h"
-#include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
 #include "semantics/evaluator.h"
+#include "semantics/input_gen.h"
 #include "semantics/npy.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
@@ -309,9 +309,9 @@ TEST_CASE("reassociation: sum and prod keep their real semantics (Theorem 6.3)")
       xform::Result r = run_spec(p, spec, &ctx);
       if (ctx.count == 0) continue;  // e.g. reorder of a 1-D reduction, numpy-pairwise of f16/prod
       CHECK(r.cls == xform::SemClass::Real);
-      for (oracle::InputKind kind : {oracle::InputKind::Normal, oracle::InputKind::Uniform,
-                                     oracle::InputKind::Cancellation}) {
-        sem::Inputs in = oracle::generate_inputs(p, kind, 5);
+      for (sem::InputKind kind : {sem::InputKind::Normal, sem::InputKind::Uniform,
+                                     sem::InputKind::Cancellation}) {
+        sem::Inputs in = sem::generate_inputs(p, kind, 5);
         sem::RealOutcome a = sem::eval_real(p, in), b = sem::eval_real(r.program, in);
         REQUIRE_FALSE(a.failure);
         REQUIRE_FALSE(b.failure);
@@ -382,7 +382,7 @@ TEST_CASE("reassociation: a sequential f32 sum and its split differ in bits for 
   sem::Program s = run_spec(p, "split-reduction:k=32").program;
   bool differs = false;
   for (uint64_t seed = 1; seed <= 20 && !differs; ++seed) {
-    sem::Inputs in = oracle::generate_inputs(p, oracle::InputKind::Normal, seed);
+    sem::Inputs in = sem::generate_inputs(p, sem::InputKind::Normal, seed);
     differs = !sem::element_equal(*eval1(p, in, "y"), *eval1(s, in, "y"), 0);
   }
   CHECK(differs);
@@ -419,13 +419,13 @@ TEST_CASE("reassociation: interleave-lanes:w=16 gives the bits of a C++ loop wit
                            std::to_string(n) + "], x)\noutput y\n";
         sem::Program p = parse(text);
         sem::Program t = run_spec(p, tree ? "interleave-lanes:w=16" : "interleave-lanes:w=16:combine=seq").program;
-        for (oracle::InputKind kind : oracle::kInputKinds) {
-          sem::Inputs in = oracle::generate_inputs(p, kind, uint64_t(n) + 3);
+        for (sem::InputKind kind : sem::kInputKinds) {
+          sem::Inputs in = sem::generate_inputs(p, kind, uint64_t(n) + 3);
           auto y = eval1(t, in, "y");
           const float* x = in.at("x").as<float>();
           for (int64_t row = 0; row < 3; ++row) {
             float want = lanes16(x + row * n, n, init, tree);
-            INFO("n=" << n << " init=" << init << " tree=" << tree << " kind=" << oracle::input_kind_name(kind)
+            INFO("n=" << n << " init=" << init << " tree=" << tree << " kind=" << sem::input_kind_name(kind)
                       << " row " << row);
             float got = y->as<float>()[row];
             CHECK(((std::isnan(want) && std::isnan(got)) || bits(want) == bits(got)));

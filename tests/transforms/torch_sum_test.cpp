@@ -16,12 +16,12 @@
 
 #include "oracle/checker.h"
 #include "oracle/error_bound.h"
-#include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
+#include "semantics/expr_util.h"
+#include "semantics/input_gen.h"
 #include "semantics/npy.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"
-#include "transforms/expr_util.h"
 #include "transforms/passes.h"
 #include "transforms/torch_order.h"
 
@@ -138,7 +138,7 @@ T interpreted1(int64_t n, const std::string& spec) {
 
 int64_t count_nodes(const sem::Expr& e) {
   int64_t c = 1;
-  for (const sem::Expr& k : xform::children(e)) c += count_nodes(k);
+  for (const sem::Expr& k : sem::children(e)) c += count_nodes(k);
   return c;
 }
 
@@ -343,7 +343,7 @@ TEST_CASE("torch-sum on generated programs: well formed, class real verified, bo
       CHECK(sem::print_program(test::parse_ok(text)) == text);
       if (ctx.count == 0) continue;
       ++rewritten;
-      oracle::BoundReport b = oracle::analyze_bounds(r.program, oracle::generate_inputs(r.program, oracle::InputKind::Normal, uint64_t(s)));
+      oracle::BoundReport b = oracle::analyze_bounds(r.program, sem::generate_inputs(r.program, sem::InputKind::Normal, uint64_t(s)));
       INFO(oracle::format_bound_report(b, spec));
       if (!b.failure) CHECK(b.max_ratio <= 1.0);
       oracle::Verdict v = oracle::check_programs(p, r.program, r.cls, {4, uint64_t(s)});

@@ -5,12 +5,12 @@
 
 #include "oracle/checker.h"
 #include "proofs/program_equiv.h"
+#include "semantics/expr_util.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
-#include "transforms/expr_util.h"
+#include "tests/test_util.h"
 #include "transforms/index_simplify.h"
 #include "transforms/passes.h"
-#include "tests/test_util.h"
 
 using namespace stax;
 using namespace stax::sem;
@@ -32,8 +32,8 @@ void require_refuted_by_prover(const Program& src, const Program& tgt, SemClass 
   auto confirm = [&](const Inputs& in) { return oracle::compare_on(src, tgt, cls, in).has_value(); };
   proofs::EquivResult r = proofs::prove_equivalent(
       src, tgt, cls == SemClass::Exact ? proofs::Relation::Exact : proofs::Relation::Refines, {}, confirm);
-  INFO("prover: " << proofs::verdict_name(r.verdict.kind) << " " << r.verdict.reason);
-  REQUIRE(r.verdict.kind == proofs::ProofVerdict::Refuted);
+  INFO("prover: " << sem::verdict_name(r.verdict.kind) << " " << r.verdict.reason);
+  REQUIRE(r.verdict.kind == sem::ProofVerdict::Refuted);
   CHECK(oracle::compare_on(src, tgt, cls, r.counterexample));
 }
 
@@ -76,7 +76,7 @@ TEST_CASE("fuse-maps that drops the bf16 rounding is rejected") {
   Program t = p;
   const auto& g = std::get<MapE>(binding(t, "y")->p);
   const auto& f = std::get<MapE>(g.args[0]->p);
-  Lambda fused = xform::compose_lambda(g.fn, 0, f.fn, std::nullopt);  // wrong: no cast(.., bf16)
+  Lambda fused = sem::compose_lambda(g.fn, 0, f.fn, std::nullopt);  // wrong: no cast(.., bf16)
   binding(t, "y") = make_expr(binding(t, "y")->type, MapE{fused, f.args});
   require_rejected(p, t, SemClass::Exact);
 }
@@ -87,7 +87,7 @@ TEST_CASE("fuse-maps that forgets the view on the fused operands is rejected") {
   Program t = p;
   const auto& g = std::get<MapE>(binding(t, "y")->p);
   const auto& f = std::get<MapE>(std::get<ViewE>(g.args[0]->p).src->p);
-  binding(t, "y") = make_expr(binding(t, "y")->type, MapE{xform::compose_lambda(g.fn, 0, f.fn, std::nullopt), f.args});
+  binding(t, "y") = make_expr(binding(t, "y")->type, MapE{sem::compose_lambda(g.fn, 0, f.fn, std::nullopt), f.args});
   require_rejected(p, t, SemClass::Exact);
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("cse that merges two rand nodes is rejected") {
   require_verified(p, "cse");
   Program t = p;  // wrong: b "equals" a when rand keys are ignored
   t.bindings.erase(t.bindings.begin() + 1);
-  binding(t, "c") = xform::rename(binding(t, "c"), "b", "a");
+  binding(t, "c") = sem::rename(binding(t, "c"), "b", "a");
   require_rejected(p, t, SemClass::Exact);
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("cse that ignores lambda constants is rejected") {
   require_verified(p, "cse");
   Program t = p;
   t.bindings.erase(t.bindings.begin() + 1);
-  binding(t, "c") = xform::rename(binding(t, "c"), "b", "a");
+  binding(t, "c") = sem::rename(binding(t, "c"), "b", "a");
   require_rejected(p, t, SemClass::Exact);
 }
 
@@ -133,7 +133,7 @@ TEST_CASE("compose-views that composes in the wrong order is rejected") {
   const auto& m = std::get<MapE>(binding(t, "y")->p);
   const auto& outer = std::get<ViewE>(m.args[0]->p);
   const auto& inner = std::get<ViewE>(outer.src->p);
-  IndexMap wrong = xform::compose_maps(outer.map, inner.map);  // swapped
+  IndexMap wrong = sem::compose_maps(outer.map, inner.map);  // swapped
   Expr view = make_expr(m.args[0]->type, ViewE{inner.src, wrong});
   binding(t, "y") = make_expr(binding(t, "y")->type, MapE{m.fn, {view}});
   require_rejected(p, t, SemClass::Exact);
@@ -153,7 +153,7 @@ Program merge_unchecked(const Program& p, bool wrong_divisor) {
   nm.vars = {"m"};
   if (wrong_divisor) {
     for (const IExpr& c : v.map.exprs)
-      nm.exprs.push_back(xform::substitute_vars(c, {ifloordiv(ivar(0), s[0]), imod(ivar(0), s[1])}));
+      nm.exprs.push_back(sem::substitute_vars(c, {ifloordiv(ivar(0), s[0]), imod(ivar(0), s[1])}));
   } else {
     auto af = *as_affine(v.map, 2);
     const Shape& sx = v.src->type.shape;
@@ -213,7 +213,7 @@ TEST_CASE("inline that substitutes the wrong binding is rejected") {
       "input x : f32[8]\nlet a = map(exp, x)\nlet b = map(neg, x)\nlet c = map(add, b, x)\noutput c\n");
   require_verified(p, "inline");
   Program t = p;
-  binding(t, "c") = xform::substitute(binding(t, "c"), "b", binding(t, "a"));  // wrong expression
+  binding(t, "c") = sem::substitute(binding(t, "c"), "b", binding(t, "a"));  // wrong expression
   t.bindings.erase(t.bindings.begin() + 1);
   require_rejected(p, t, SemClass::Exact);
 }
@@ -222,7 +222,7 @@ TEST_CASE("inline that drops a view is rejected") {
   Program p = parse("input x : f32[5, 5]\nlet a = permute(x, [1, 0])\nlet c = map(exp, a)\noutput c\n");
   require_verified(p, "inline");
   Program t = p;
-  binding(t, "c") = xform::substitute(binding(t, "c"), "a", make_expr(p.inputs[0].type, NameE{"x"}));
+  binding(t, "c") = sem::substitute(binding(t, "c"), "a", make_expr(p.inputs[0].type, NameE{"x"}));
   t.bindings.erase(t.bindings.begin());
   require_rejected(p, t, SemClass::Exact);
 }

@@ -1,4 +1,4 @@
-#include "oracle/input_gen.h"
+#include "semantics/input_gen.h"
 
 #include <cmath>
 #include <cstring>
@@ -7,9 +7,8 @@
 
 #include "semantics/random_inputs.h"
 
-namespace stax::oracle {
+namespace stax::sem {
 
-using namespace sem;
 
 std::string_view input_kind_name(InputKind k) {
   switch (k) {
@@ -197,4 +196,4 @@ Inputs generate_inputs(const Program& p, InputKind kind, uint64_t seed) {
   return in;
 }
 
-}  // namespace stax::oracle
+}  // namespace stax::sem

@@ -1,11 +1,12 @@
-#include "transforms/expr_util.h"
+#include "semantics/expr_util.h"
 
 #include <algorithm>
 #include <set>
 
-namespace stax::xform {
+#include "semantics/ir_visit.h"
 
-using namespace sem;
+namespace stax::sem {
+
 
 std::vector<Expr> children(const Expr& e) {
   return std::visit(
@@ -91,17 +92,12 @@ bool Kernel::accesses_are_direct() const { return std::all_of(accesses.begin(), 
 namespace {
 
 IExpr rename_iexpr(const IExpr& e, const std::string& from, const std::string& to) {
-  bool changed = e->kind == IExprNode::Kind::Load && e->name == from;
-  std::vector<IExpr> args;
-  for (const IExpr& a : e->args) {
-    args.push_back(rename_iexpr(a, from, to));
-    changed |= args.back().get() != a.get();
-  }
-  if (!changed) return e;
-  auto n = std::make_shared<IExprNode>(*e);
-  n->args = std::move(args);
-  if (n->kind == IExprNode::Kind::Load && n->name == from) n->name = to;
-  return n;
+  return mutate_inode(e, [&](const IExpr& n) -> IExpr {
+    if (n->kind != IExprNode::Kind::Load || n->name != from) return nullptr;
+    auto r = std::make_shared<IExprNode>(*n);
+    r->name = to;
+    return r;
+  });
 }
 
 Expr subst(const Expr& e, const std::string& name, const Expr& by, bool rename_loads) {
@@ -130,8 +126,7 @@ Expr subst(const Expr& e, const std::string& name, const Expr& by, bool rename_l
 }
 
 void count_iexpr(const IExpr& e, const std::string& name, Uses& u) {
-  if (e->kind == IExprNode::Kind::Load && e->name == name) ++u.load;
-  for (const IExpr& a : e->args) count_iexpr(a, name, u);
+  for_each_inode(e, [&](const IExprNode& n) { u.load += n.kind == IExprNode::Kind::Load && n.name == name; });
 }
 
 /// count_all_uses_in's walk; `bound`: the lets' names around `e` (a use of
@@ -149,11 +144,10 @@ void count_all(const Expr& e, std::map<std::string, Uses>& u, std::multiset<std:
     return;
   }
   if (auto* v = std::get_if<ViewE>(&e->p)) {
-    std::function<void(const IExpr&)> loads = [&](const IExpr& ie) {
-      if (ie->kind == IExprNode::Kind::Load && !bound.count(ie->name)) ++u[ie->name].load;
-      for (const IExpr& a : ie->args) loads(a);
-    };
-    for (const IExpr& ie : v->map.exprs) loads(ie);
+    for (const IExpr& ie : v->map.exprs)
+      for_each_inode(ie, [&](const IExprNode& n) {
+        if (n.kind == IExprNode::Kind::Load && !bound.count(n.name)) ++u[n.name].load;
+      });
   }
   for (const Expr& k : children(e)) count_all(k, u, bound);
 }
@@ -207,22 +201,20 @@ Uses count_uses(const Program& p, const std::string& name) {
 
 int expr_depth(const Expr& e, std::map<const ExprNode*, int>* memo) {
   std::map<const ExprNode*, int> local;
-  if (!memo) memo = &local;
-  if (auto it = memo->find(e.get()); it != memo->end()) return it->second;
-  int d = 0;
-  for (const Expr& c : children(e)) d = std::max(d, expr_depth(c, memo));
-  return (*memo)[e.get()] = d + 1;
+  return fold_dag<int>(e, memo ? *memo : local, [](const ExprNode&, const std::vector<int>& kids) {
+    return (kids.empty() ? 0 : *std::max_element(kids.begin(), kids.end())) + 1;
+  });
 }
 
 std::string fresh_name(const Program& p, const std::string& stem) {
   std::set<std::string> used;
   for (const Input& i : p.inputs) used.insert(i.name);
   for (const Binding& b : p.bindings) used.insert(b.name);
-  std::function<void(const Expr&)> lets = [&](const Expr& e) {
-    if (auto* l = std::get_if<LetE>(&e->p)) used.insert(l->name);
-    for (const Expr& k : children(e)) lets(k);
-  };
-  for (const Binding& b : p.bindings) lets(b.expr);
+  std::set<const ExprNode*> seen;
+  for (const Binding& b : p.bindings)
+    for_each_node_once(b.expr, seen, [&](const ExprNode& e) {
+      if (auto* l = std::get_if<LetE>(&e.p)) used.insert(l->name);
+    });
   for (int i = 0;; ++i) {
     std::string n = stem + std::to_string(i);
     if (!used.count(n)) return n;
@@ -292,11 +284,7 @@ Lambda compose_lambda(const Lambda& g, size_t k, const Lambda& f, std::optional<
 }
 
 IExpr substitute_vars(const IExpr& e, const std::vector<IExpr>& by) {
-  if (e->kind == IExprNode::Kind::Var) return by[size_t(e->value)];
-  if (e->args.empty()) return e;
-  auto n = std::make_shared<IExprNode>(*e);
-  for (IExpr& a : n->args) a = substitute_vars(a, by);
-  return n;
+  return mutate_inode(e, [&](const IExpr& n) { return n->kind == IExprNode::Kind::Var ? by[size_t(n->value)] : nullptr; });
 }
 
 IndexMap compose_maps(const IndexMap& inner, const IndexMap& outer) {
@@ -306,4 +294,4 @@ IndexMap compose_maps(const IndexMap& inner, const IndexMap& outer) {
   return m;
 }
 
-}  // namespace stax::xform
+}  // namespace stax::sem

@@ -1,4 +1,4 @@
-#include "proofs/value_range.h"
+#include "semantics/value_range.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,9 +6,8 @@
 #include "semantics/interval.h"
 #include "semantics/lambda_eval.h"
 
-namespace stax::proofs {
+namespace stax::sem {
 
-using namespace sem;
 
 namespace {
 
@@ -169,4 +168,4 @@ std::map<std::string, ValueRange> value_ranges(const Program& p) {
   return out;
 }
 
-}  // namespace stax::proofs
+}  // namespace stax::sem

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "proofs/obligation.h"
 #include "semantics/ir.h"
+#include "semantics/obligation.h"
 
-namespace stax::proofs {
+namespace stax::sem {
 
 /// Every obligation of a program: for each view (and each indirect load)
 /// in-bounds per component, interval soundness per non-trivial component,
@@ -32,11 +32,4 @@ Obligation loop_merge_obligation(const std::string& binding, const std::string& 
 /// The merge rule itself (Prop. 6.3), for concrete or symbolic extents.
 Obligation merge_rule_obligation(const MergeRuleGoal& g);
 
-/// Affinity of view(x, map) w.r.t. x's row-major layout (a reshape/merge).
-Obligation affinity_obligation(const std::string& binding, const sem::IndexMap& map, const sem::Shape& src,
-                               const sem::Shape& out, bool symbolic = false);
-
-/// The formula text of an index map component, e.g. "3*i0 % 128".
-std::string iexpr_text(const sem::IExpr& e, const std::vector<std::string>& vars);
-
-}  // namespace stax::proofs
+}  // namespace stax::sem

@@ -1,4 +1,4 @@
-// Input generators of the oracle, deterministic by seed: normal, uniform,
+// Input generators of the oracle and the checks above the semantics, deterministic by seed: normal, uniform,
 // adversarial for cancellation, and special values (±0, ±inf, NaN,
 // subnormals, max/min normal, f16/bf16 rounding ties).
 #pragma once
@@ -8,7 +8,7 @@
 
 #include "semantics/evaluator.h"
 
-namespace stax::oracle {
+namespace stax::sem {
 
 /// Extreme: one pattern per float tensor — all -0.0, a mixture of ±0, all
 /// NaN with different payloads and signs, ±inf pairs that cancel, all
@@ -38,4 +38,4 @@ sem::Inputs generate_inputs(const sem::Program& p, InputKind kind, uint64_t seed
 /// inputs of the original).
 std::optional<sem::Inputs> adapt_inputs(const sem::Program& p, const sem::Inputs& in);
 
-}  // namespace stax::oracle
+}  // namespace stax::sem

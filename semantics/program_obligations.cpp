@@ -1,27 +1,21 @@
-#include "proofs/program_obligations.h"
+#include "semantics/program_obligations.h"
 
 #include <set>
 
-#include "proofs/value_range.h"
+#include "semantics/ir_visit.h"
 #include "semantics/printer.h"
+#include "semantics/value_range.h"
 #include "semantics/views.h"
 
-namespace stax::proofs {
+namespace stax::sem {
 
-using namespace sem;
 
 namespace {
 
 void collect_loads(const IExpr& e, std::vector<const IExprNode*>& out) {
-  if (e->kind == IExprNode::Kind::Load) out.push_back(e.get());
-  for (const IExpr& a : e->args) collect_loads(a, out);
-}
-
-bool has_floor_mod(const IExpr& e) {
-  if (e->kind == IExprNode::Kind::FloorDiv || e->kind == IExprNode::Kind::Mod) return true;
-  for (const IExpr& a : e->args)
-    if (has_floor_mod(a)) return true;
-  return false;
+  for_each_inode(e, [&](const IExprNode& n) {
+    if (n.kind == IExprNode::Kind::Load) out.push_back(&n);
+  });
 }
 
 std::vector<std::string> var_names(const IndexMap& m, size_t n) {
@@ -239,7 +233,6 @@ struct Collector {
 
 }  // namespace
 
-std::string iexpr_text(const IExpr& e, const std::vector<std::string>& vars) { return print_iexpr(e, vars); }
 
 std::vector<Obligation> program_obligations(const Program& p) {
   Collector c{p, value_ranges(p), {}};
@@ -306,21 +299,4 @@ Obligation merge_rule_obligation(const MergeRuleGoal& g) {
   return ob;
 }
 
-Obligation affinity_obligation(const std::string& binding, const IndexMap& map, const Shape& src, const Shape& out,
-                               bool symbolic) {
-  Obligation ob;
-  ob.kind = ObligationKind::Affinity;
-  ob.binding = binding;
-  ob.site = "view" + map_text(map) + " of " + shape_text(src);
-  IndexMap m = map;
-  m.vars = var_names(map, out.size());
-  ob.domain = make_domain(m.vars, out, symbolic);
-  ob.formula = domain_text(ob.domain) + "addr(i) = addr(0) + Σ_v (addr(e_v) − addr(0))·i_v, addr = row-major in " +
-               shape_text(src) + " of " + map_text(m);
-  ob.if_not_proved = Consequence::NotAffine;
-  ob.loads = generic_load_facts({&map});
-  ob.goal = AffinityGoal{{m}, {src}};
-  return ob;
-}
-
-}  // namespace stax::proofs
+}  // namespace stax::sem

@@ -11,7 +11,7 @@
 
 #include "semantics/ir.h"
 
-namespace stax::proofs {
+namespace stax::sem {
 
 struct ValueRange {
   int64_t lo = 0, hi = 0;
@@ -25,4 +25,4 @@ ValueRange dtype_range(sem::DType t);
 /// Value ranges of every input and binding of a program, by name.
 std::map<std::string, ValueRange> value_ranges(const sem::Program& p);
 
-}  // namespace stax::proofs
+}  // namespace stax::sem

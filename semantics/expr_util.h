@@ -1,17 +1,20 @@
-// Shared machinery of the transforms: rebuilding nodes, substitution (the
-// b[e/y] of Lemma 6.1), use counts, lambda composition (Cor. 6.1) and index
-// map composition (Prop. 6.2).
+// The IR toolkit every layer above the semantics shares: the operands of a
+// tensor expression node and its rebuilding, bottom-up rewrites and memoised
+// DAG walks (the tensor-expression counterparts of ir_visit.h), substitution
+// (the b[e/y] of Lemma 6.1), a binding read as a kernel, use counts, lambda
+// composition (Cor. 6.1) and index map composition (Prop. 6.2).
 #pragma once
 
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "semantics/ir.h"
 
-namespace stax::xform {
+namespace stax::sem {
 
 /// The direct tensor operands of a node (map args, view/red source, let value and body).
 std::vector<sem::Expr> children(const sem::Expr& e);
@@ -28,6 +31,29 @@ sem::Expr rewrite_bottom_up(const sem::Expr& e, const std::function<std::optiona
 sem::Expr substitute(const sem::Expr& e, const std::string& name, const sem::Expr& by);
 /// Renames free uses of `from` to `to`, in operands and in index loads.
 sem::Expr rename(const sem::Expr& e, const std::string& from, const std::string& to);
+
+/// Calls f(node) once for each distinct node of the DAG under `e`, operands
+/// before users; `seen` holds the nodes visited, so a subexpression shared
+/// between calls is visited once across them too.
+template <class F>
+void for_each_node_once(const sem::Expr& e, std::set<const sem::ExprNode*>& seen, F&& f) {
+  if (!seen.insert(e.get()).second) return;
+  for (const sem::Expr& c : children(e)) for_each_node_once(c, seen, f);
+  f(*e);
+}
+
+/// A memoised fold over the DAG under `e`: f(node, the operands' values)
+/// gives a node's value, computed once per distinct node; `memo` keeps the
+/// values across calls (so folding each link of a chain costs O(1)).
+template <class T, class F>
+T fold_dag(const sem::Expr& e, std::map<const sem::ExprNode*, T>& memo, F&& f) {
+  if (auto it = memo.find(e.get()); it != memo.end()) return it->second;
+  std::vector<T> kids;
+  for (const sem::Expr& c : children(e)) kids.push_back(fold_dag<T>(c, memo, f));
+  T v = f(*e, kids);
+  memo.emplace(e.get(), v);
+  return v;
+}
 
 /// `e` with the node `target` (by identity) replaced by `by`.
 sem::Expr replace_node(const sem::Expr& e, const sem::ExprNode* target, const sem::Expr& by);
@@ -84,4 +110,4 @@ sem::IndexMap compose_maps(const sem::IndexMap& inner, const sem::IndexMap& oute
 /// Substitutes index expressions for the variables of `e`.
 sem::IExpr substitute_vars(const sem::IExpr& e, const std::vector<sem::IExpr>& by);
 
-}  // namespace stax::xform
+}  // namespace stax::sem

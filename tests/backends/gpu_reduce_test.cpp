@@ -13,8 +13,8 @@
 #include "backends/gpu/gpu_backend.h"
 #include "oracle/checker.h"
 #include "oracle/fuzz.h"
-#include "oracle/input_gen.h"
 #include "semantics/evaluator.h"
+#include "semantics/input_gen.h"
 #include "tests/test_util.h"
 #include "transforms/transform.h"
 
@@ -56,8 +56,8 @@ TEST_CASE("gpu-reduce gives the bits of a CUDA block reduction; a full halving t
       sem::Program p = test::parse_ok(text, "<gpu-reduce>");
       sem::Program t = transformed(p, "gpu-reduce:threads=" + std::to_string(m) + ":warp=" + std::to_string(w));
       sem::Program wrong = transformed(p, "interleave-lanes:w=" + std::to_string(m));
-      for (oracle::InputKind kind : {oracle::InputKind::Normal, oracle::InputKind::Cancellation}) {
-        sem::Inputs in = oracle::generate_inputs(p, kind, uint64_t(n) * 7 + uint64_t(m));
+      for (sem::InputKind kind : {sem::InputKind::Normal, sem::InputKind::Cancellation}) {
+        sem::Inputs in = sem::generate_inputs(p, kind, uint64_t(n) * 7 + uint64_t(m));
         const float* x = in.at("x").as<float>();
         sem::IeeeOutcome got = sem::eval_ieee(t, in), bad = sem::eval_ieee(wrong, in);
         REQUIRE_FALSE(got.failure);
@@ -96,6 +96,6 @@ TEST_CASE("Example 6.2: Algorithm 6.1's split (k = 2) and the block order, class
   CHECK(v.cls == xform::SemClass::Real);
   CHECK(v.bound_checked >= 3 * 64);  // the 64 rows, and their partials
   CHECK(v.max_ratio <= 1.0);
-  sem::Inputs in = oracle::generate_inputs(p, oracle::InputKind::Normal, 62);
+  sem::Inputs in = sem::generate_inputs(p, sem::InputKind::Normal, 62);
   CHECK(oracle::outcome_difference(t, sem::eval_ieee(t, in), backends::gpu::run(t, in)) == std::nullopt);
 }
