@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""CPU backend benchmarks (DESIGN §6): each program of bench/programs/ through
+"""CPU backend benchmarks (docs/design.md §6): each program of bench/programs/ through
 `stax bench --json` with 1 and 2 threads, against NumPy computing the same
 thing (writing every intermediate) in the same run. Prints a Markdown table;
 `--out FILE` also writes it.

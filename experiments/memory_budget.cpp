@@ -1,4 +1,4 @@
-// Beyond the text (issue 15): peak memory against recompute cost. Seed 5.8's
+// Beyond the text (issue 15): peak memory against recompute cost. §5.8's
 // partitioner accepts a memory budget and ignores it; here the budget is
 // met by node schedules (remat/budget_schedule.h) and every strategy is
 // measured by the same checker:

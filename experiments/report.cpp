@@ -31,7 +31,7 @@ const std::vector<KnownDiscrepancy>& known_discrepancies() {
       {"algorithm-6.1-threshold",
        "the prose of 6.5 says 'no split when the outputs number at least 2*32*S', Algorithm 6.1 line 3 says "
        "n >= 2S; we implement the algorithm (it is Inductor's inner_reduction_splits and it reproduces Example "
-       "6.2), so for 2S <= n < 64S the prose predicts a split and we do not (DESIGN §7)"},
+       "6.2), so for 2S <= n < 64S the prose predicts a split and we do not (docs/design.md §7)"},
   };
   return k;
 }
@@ -203,7 +203,7 @@ int report_all(const Options& o, const ReportOptions& ro, std::ostream& log) {
   std::ostringstream md;
   md << "# Stax Verify: the numbered items of sections 5 and 6, checked\n\n"
      << "Written by `stax experiment all" << (o.quick ? " --quick" : "") << "` (issue 21). One row per numbered item "
-     << "of the text (seed sections 5 and 6): the text's claim, the value it predicts, what we computed, how "
+     << "of the text (sections 5 and 6): the text's claim, the value it predicts, what we computed, how "
      << "(a command that reproduces that row alone, and the library call behind it), and a verdict. A mismatch "
      << "fails the run (exit 1) unless the row is on the reviewed list of known discrepancies "
      << "(experiments/report.cpp), shown with its reason.\n\n"

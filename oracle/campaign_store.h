@@ -1,4 +1,4 @@
-// The SQLite store of fuzz campaigns (DESIGN §8 `stax fuzz`), private to
+// The SQLite store of fuzz campaigns (docs/design.md §8 `stax fuzz`), private to
 // oracle/campaign*.cpp: a thin wrapper over the C API, the schema (params,
 // meta, runs, findings, finding_files) and the readers both the campaign
 // runner and the reports share.

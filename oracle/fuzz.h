@@ -1,10 +1,10 @@
-// One iteration of differential fuzzing (DESIGN §3, §8): generate a
+// One iteration of differential fuzzing (docs/design.md §3, §8): generate a
 // program P, apply a random pipeline of registered transforms, check P
 // against T(P) by the pipeline's class with the no-tolerance oracle, then run
 // T(P) on every backend and compare bit for bit with the interpreter. Any
 // disagreement is a finding, named by the transform or the backend at fault.
 //
-// The oracle does not depend on backends (DESIGN §6): a backend enters as a
+// The oracle does not depend on backends (docs/design.md §6): a backend enters as a
 // BackendRunner, a function the caller (the CLI, a test) supplies.
 #pragma once
 

@@ -7,7 +7,7 @@
 //
 // - exact: some input where the ⊥ behaviour differs, or both have values
 //   and some output element differs (same bits, or both NaN, is equal:
-//   DESIGN §3);
+//   docs/design.md §3);
 // - refines: some input where the source has a value and the target is ⊥
 //   or has another one.
 // Unsat: **proved** for all inputs at these shapes. Sat: a candidate,

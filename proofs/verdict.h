@@ -1,4 +1,4 @@
-// Verdicts of the prover (DESIGN §5; STYLE: a check returns a verdict, never
+// Verdicts of the prover (docs/design.md §5: a check returns a verdict, never
 // a bool). A refutation carries a concrete counterexample; an unknown carries
 // the time spent and why (timeout, unsupported construct, solver error).
 #pragma once

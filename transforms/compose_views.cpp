@@ -81,7 +81,7 @@ bool has_floor_mod(const IndexMap& m) {
   return false;
 }
 
-// DESIGN §5: a composition with floor/mod (a reshape) is applied only when Z3
+// docs/design.md §5: a composition with floor/mod (a reshape) is applied only when Z3
 // proves the simplified composed map equal to the two maps in turn.
 std::optional<std::string> composition_refused(const std::string& binding, const ViewE& inner, const Shape& middle,
                                                const IndexMap& outer, const Shape& out, const IndexMap& composed) {

@@ -6,7 +6,7 @@
 // evaluator (semantics/index_eval.h) — the same walks as the interpreter's,
 // no second tree walker.
 //
-// Exactness as the interpreter (DESIGN §3): the scalar semantics live in the
+// Exactness as the interpreter (docs/design.md §3): the scalar semantics live in the
 // prelude (cuda_prelude.h) — wrap-around integers, Python floor division and
 // modulo, NumPy's float divmod, branch-free IEEE maximum/minimum; float
 // constants by their bits; no contraction (the compile flags forbid it and

@@ -1,4 +1,4 @@
-// The partition as a verified transform (seed 5.4-5.6): the forward and
+// The partition as a verified transform (§5.4–5.6): the forward and
 // backward graphs, run in turn, give the joint graph's bits, for the three
 // strategies, on Example 5.1, an MLP and random joint graphs; deliberately
 // wrong partitions (a saved value dropped, a wrong recomputation, a backward

@@ -1,4 +1,4 @@
-// The runtime composition of seed 5.6 (remat/train_step.h, `stax
+// The runtime composition of §5.6 (remat/train_step.h, `stax
 // train-step`): forward then backward through the policy lowering gives the
 // joint graph's bits; the backward is compiled only when called; misuse is an
 // error, not a crash; a wrong partition is caught by the CLI's check.

@@ -1,4 +1,4 @@
-// The Real domain (Theorem 6.3; DESIGN §3) against the Ieee domain: a single
+// The Real domain (Theorem 6.3; docs/design.md §3) against the Ieee domain: a single
 // correctly rounded IEEE op is the real result rounded once, so the two must
 // agree bit for bit after rounding the Real value to the format; sums are
 // exact (mpfr_sum), float casts are the identity, the precision is a knob.

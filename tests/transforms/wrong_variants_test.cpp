@@ -269,7 +269,7 @@ TEST_CASE("tv checks the interface of programs from outside") {
   oracle::Verdict b = check(p, retyped, SemClass::Exact);
   CHECK_THAT(b.message, Catch::Contains("input 'x' is f32[8] in the source but f64[8]"));
   CHECK(check(p, p, SemClass::Exact).status == oracle::Status::Verified);
-  CHECK(check(p, p, SemClass::Real).status == oracle::Status::Verified);  // class real is checkable (DESIGN §4)
+  CHECK(check(p, p, SemClass::Real).status == oracle::Status::Verified);  // class real is checkable (docs/design.md §4)
 }
 
 TEST_CASE("a failing pipeline is bisected to its first bad rewrite") {
