@@ -44,7 +44,7 @@ struct TransformOptions {
 /// Prints T(P) (and, with log, every rewrite to stderr).
 int transform_command(const TransformOptions& o);
 
-/// The prover's flags of `stax check` and `stax tv` (issue 16): by default
+/// The prover's flags of `stax check` and `stax tv`: by default
 /// a proof is tried first when the programs are small enough.
 struct ProveFlags {
   bool require = false;  ///< --prove: a verdict that is not proved or refuted exits 3

@@ -1,5 +1,5 @@
 // `stax experiment NAME|all [--out DIR] [--quick] [--row ID] [--expect-override ROW=VALUE]` (docs/design.md §8;
-// all: the report of issue 21, experiments/report.h).
+// all: the reproduction report, experiments/report.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>

@@ -65,7 +65,7 @@ int theorem_5_3(const Options& o, std::ostream& log);
 /// §5.8, Theorem 5.4: beta(s, t) by exhaustive search beside C(s+t, s),
 /// and revolve's forward-step count against the schedule checker.
 int theorem_5_4(const Options& o, std::ostream& log);
-/// Beyond the text (issue 15): recompute cost against peak memory on chains
+/// Beyond the text: recompute cost against peak memory on chains
 /// (store-all, sqrt(l), binomial, heuristic, exact) and on the joint graphs
 /// of an MLP and a transformer block (store-all, min-cut, heuristic, exact
 /// where it finishes) over a sweep of budgets; every schedule checked, the

@@ -1,5 +1,5 @@
 // The claims of section 6 (lowering, the loop-level IR, its semantics and
-// the transforms' correctness) for `stax experiment all` (issue 21).
+// the transforms' correctness) for `stax experiment all`.
 #include <cmath>
 #include <filesystem>
 #include <fstream>

@@ -58,7 +58,7 @@ struct CheckOptions {
   Retarget retarget = nullptr;
 };
 
-/// One member of the shrunk-shape family the prover checked (issue 16).
+/// One member of the shrunk-shape family the prover checked.
 struct ShrunkCheck {
   int64_t bound = 0;     ///< every extent at most this
   std::string shapes;    ///< the shrunk inputs, e.g. "x f32[3, 3]"
@@ -130,7 +130,7 @@ struct Verdict {
   std::string shrunk_note;
 };
 
-/// The strength of a verdict (issue 16): "proved" (all inputs, these
+/// The strength of a verdict: "proved" (all inputs, these
 /// shapes), "tested" (N input sets, no difference), "refuted" (a
 /// counterexample), or "not-checkable".
 std::string_view strength_name(const Verdict& v);

@@ -43,7 +43,7 @@ struct FuzzOptions {
   std::vector<std::string> transforms;
   bool shrink = true;       ///< shrink findings
   double shrink_seconds = 10;
-  /// Exact and refines checks: after testing, the prover (issue 16); a
+  /// Exact and refines checks: after testing, the prover; a
   /// proved program has status "proved", else the note says why not.
   bool prove = false;
   unsigned prove_timeout_ms = 2000;

@@ -1,4 +1,4 @@
-// Whole-program equivalence for all inputs (issue 16: from testing to
+// Whole-program equivalence for all inputs (from testing to
 // proof): two programs with the same interface are encoded over symbolic
 // inputs in Z3's floating-point and bit-vector theories, through the generic
 // tensor evaluator in the symbolic domain (smt_domain.h) — the same walk,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU backend's device check (issue 18). Prepared for a machine with an
+# The GPU backend's device check. Prepared for a machine with an
 # NVIDIA GPU, the driver (libcuda.so.1) and NVRTC; never run in CI. One
 # command, under 5 minutes on an H200 ($STAX_GPU_BUDGET_S, default 285 s: a
 # step that would start past it is skipped and recorded as skipped; the long

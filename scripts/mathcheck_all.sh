@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Exhaustive binary32 checks of every correctly rounded function against MPFR
-# (issue 17: the "Full 2^32 runs" table of mathlib/README.md), one function
+# (the "Full 2^32 runs" table of mathlib/README.md), one function
 # after another, at nice 19, resumable: rerun the same command to continue.
 #   scripts/mathcheck_all.sh [DIR] [FUNCTION...]
 # DIR (default mathcheck-runs/, ignored by git) receives F.out (the report),

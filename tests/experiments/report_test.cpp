@@ -1,4 +1,4 @@
-// `stax experiment all` (issue 21): the report of sections 5 and 6. Runs
+// `stax experiment all`: the report of sections 5 and 6. Runs
 // `all --quick` (under 2 minutes), checks the rows of the earlier issues'
 // items and their verdicts, determinism (two runs of a subset of rows are
 // byte-identical outside the timing section), and that a deliberately wrong

@@ -224,7 +224,7 @@ TEST_CASE("stax partition prints Table 5.1 for Example 5.1") {
   CHECK(doc["strategy"] == "save-all");
   CHECK(doc["verification"]["status"] == "tested");
   CHECK(doc["strategies"].size() == 3);
-  // The budget (issue 15): below the exact minimum exits 2 naming it; above,
+  // The budget: below the exact minimum exits 2 naming it; above,
   // the budgeted schedules are printed.
   test::Run b = test::run_stax(dir, "partition " + ex + " --memory-budget 4096 --no-verify");
   CHECK(b.code == 2);

@@ -124,7 +124,7 @@ TEST_CASE("correctly rounded f32 ops: Real rounded to f32 equals Ieee") {
   }
 }
 
-TEST_CASE("transcendental ops: Real rounded to f32 / f64 equals Ieee (issue 17)") {
+TEST_CASE("transcendental ops: Real rounded to f32 / f64 equals Ieee") {
   // Every function of mathlib/ on random, special and subnormal operands:
   // Ieee(f)(x) == round(Real(f)(x)) in both compute types.
   const char* fns[] = {"exp", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf", "sin", "cos"};

@@ -25,7 +25,7 @@ oracle::Verdict check(const Program& src, const Program& tgt, SemClass cls) {
   return oracle::check_programs(src, tgt, cls, {24, 5});
 }
 
-/// The prover alone refutes the wrong variant too (issue 16), with inputs
+/// The prover alone refutes the wrong variant too, with inputs
 /// the interpreter reproduces: not only the input generators find it.
 void require_refuted_by_prover(const Program& src, const Program& tgt, SemClass cls) {
   if (cls == SemClass::Real) return;  // the prover judges exact and refines
