@@ -1,4 +1,4 @@
-// The adjoint identity as a check (seed 5.7) and a generator of random
+// The adjoint identity as a check (§5.7) and a generator of random
 // differentiable graphs, shared by the tests and `stax fuzz autodiff`.
 #pragma once
 

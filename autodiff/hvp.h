@@ -1,4 +1,4 @@
-// Hessian-vector products (seed 5.7): H v = ∇(∇f · v), with f = Σ over the
+// Hessian-vector products (§5.7): H v = ∇(∇f · v), with f = Σ over the
 // float outputs of their elements weighted by the upstream gradients
 // (`tangents_i`; all ones gives the Hessian of the sum of the outputs).
 // - forward over reverse: the JVP (jvp.h) of the joint graph (vjp.h), the

@@ -1,4 +1,4 @@
-// Full Jacobians two ways (seed 5.7, Proposition 5.2): column by column with
+// Full Jacobians two ways (§5.7, Proposition 5.2): column by column with
 // n JVPs (forward mode, J e_i) and row by row with m VJPs (reverse mode,
 // e_jᵀ J), both evaluated in the Real domain (MPFR) on the eager lowering
 // of the JVP graph and of the joint graph; and the operation counts of the

@@ -1,9 +1,9 @@
-// The joint graph of seed 5.3 (Algorithm 5.1, Listing 5.2): one operator graph
+// The joint graph of §5.3 (Algorithm 5.1, Listing 5.2): one operator graph
 // holding the forward computation and the backward computation that reverse
 // mode derived from it. It is an ordinary compiler::Graph (docs/graph-format.md)
 // whose inputs are the primals followed by one `tangents_i` per output, plus a
 // phase per node. Backward nodes refer to forward values directly; that is what
-// the min-cut partition (seed 5.4, remat/) decides to save or recompute.
+// the min-cut partition (§5.4, remat/) decides to save or recompute.
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-// Forward mode (seed 5.7): the forward nodes in order, each followed by its
+// Forward mode (§5.7): the forward nodes in order, each followed by its
 // tangent's nodes (the dual numbers of the text, written out as a graph).
 #include "autodiff/jvp.h"
 

@@ -1,4 +1,4 @@
-// Forward-mode automatic differentiation over operator graphs (seed 5.7):
+// Forward-mode automatic differentiation over operator graphs (§5.7):
 // each value carries a tangent `dz = J · dx` computed alongside it, one JVP
 // rule per operator in a table keyed by overload name (jvp_rules.cpp). The
 // JVP graph is an ordinary operator graph: inputs primals then one tangent

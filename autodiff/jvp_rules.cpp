@@ -1,4 +1,4 @@
-// The JVP table (seed 5.7): one rule per differentiable operator, computing
+// The JVP table (§5.7): one rule per differentiable operator, computing
 // the output's tangent `J · dx` from the tangents of the arguments.
 // - Pointwise unary operators have a diagonal Jacobian, J = Jᵀ: their JVP is
 //   their VJP rule (vjp_rules.cpp) applied to the tangent, so the derivative

@@ -1,4 +1,4 @@
-// Reverse mode (seed 5.2) building the joint graph of Algorithm 5.1: the
+// Reverse mode (§5.2) building the joint graph of Algorithm 5.1: the
 // forward nodes, then for each node in reverse topological order its
 // accumulated adjoint and its VJP rule's backward nodes.
 #include "autodiff/vjp.h"

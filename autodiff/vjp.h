@@ -1,4 +1,4 @@
-// Reverse-mode automatic differentiation over operator graphs (seed 5.2,
+// Reverse-mode automatic differentiation over operator graphs (§5.2,
 // 5.3; Algorithm 5.1, Listing 5.2). Each differentiable operator has one
 // vector-Jacobian-product rule in a table keyed by its overload name (the
 // analogue of PyTorch's derivatives.yaml, vjp_rules.cpp); a rule reads the
@@ -96,7 +96,7 @@ struct GradOptions {
 /// a non-differentiable operator on the gradient path) name the node.
 std::variant<JointGraph, compiler::GraphError> build_joint_graph(const compiler::Graph& g, const GradOptions& opt = {});
 
-/// The double-backward contract (seed 5.7): a graph from the compile path
+/// The double-backward contract (§5.7): a graph from the compile path
 /// (compiler::Graph::compiled, e.g. remat's partitioned backward) is not
 /// itself differentiable — its inputs include the values the forward saved,
 /// so a derivative with respect to the primals would silently miss their

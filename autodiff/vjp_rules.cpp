@@ -1,4 +1,4 @@
-// The VJP table (seed 5.2; the analogue of PyTorch's derivatives.yaml): one
+// The VJP table (§5.2; the analogue of PyTorch's derivatives.yaml): one
 // rule per differentiable operator of docs/graph-format.md, each emitting the
 // backward nodes of `grad_input = grad · J` in the graph format's operators.
 //

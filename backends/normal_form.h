@@ -1,4 +1,4 @@
-// The program a backend compiles (seed 6.6): the output of `normalize` when
+// The program a backend compiles (§6.6): the output of `normalize` when
 // it is exact; when composition or fusion only refines P (it dropped a view
 // or map that may fail), the realization-only normal form (`normalize:
 // fuse=0`) instead, so that kernels compute exactly P, ⊥ included. Shared by

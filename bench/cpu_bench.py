@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""CPU backend benchmarks (DESIGN §6): each program of bench/programs/ through
+"""CPU backend benchmarks (docs/design.md §6): each program of bench/programs/ through
 `stax bench --json` with 1 and 2 threads, against NumPy computing the same
 thing (writing every intermediate) in the same run. Prints a Markdown table;
 `--out FILE` also writes it.
@@ -7,7 +7,7 @@ thing (writing every intermediate) in the same run. Prints a Markdown table;
     /usr/bin/python3 bench/cpu_bench.py [--stax build/cli/stax] [--repeats 5] [--out F]
         [--math] [--torch-python .venv-bench/bin/python]
 
-`--math` prints the transcendental table instead (issue 17, "Speed"):
+`--math` prints the transcendental table instead (README, "Transcendental functions in kernels"):
 softmax over rows and GELU backward on one thread with the three math
 bindings of the CPU backend side by side (STAX_CPU_MATH: the vector variants,
 the scalar entry points of the correctly rounded mathlib, and the host's libm
@@ -187,7 +187,7 @@ def main():
     ap.add_argument("--stax", default=os.path.join(HERE, "..", "build", "cli", "stax"))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out")
-    ap.add_argument("--math", action="store_true", help="the transcendental table (issue 17)")
+    ap.add_argument("--math", action="store_true", help="the transcendental table")
     ap.add_argument("--torch-python", help="a python with torch, for the PyTorch column")
     ap.add_argument("--torch-only", help=argparse.SUPPRESS)  # internal: time one PyTorch program, print ms
     a = ap.parse_args()

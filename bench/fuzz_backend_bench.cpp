@@ -1,4 +1,4 @@
-// Fuzzing figures (DESIGN §8, `stax fuzz`) with the CPU backend in the loop: kill rate (median
+// Fuzzing figures (docs/design.md §8, `stax fuzz`) with the CPU backend in the loop: kill rate (median
 // time-to-find) of the codegen mutants and campaign throughput with T(P)
 // JIT-compiled and compared bit for bit with the interpreter. Not a test: a
 // long command whose output goes into README.md.

@@ -1,4 +1,4 @@
-// Interpreter throughput (DESIGN §1: the Ieee domain's speed): a 6-op f32 pointwise
+// Interpreter throughput (docs/design.md §1: the Ieee domain's speed): a 6-op f32 pointwise
 // chain over 2^24 elements against NumPy on the same data in the same run,
 // and the Real (MPFR, 256-bit) domain's scalar op rate. Ratios, not seconds,
 // are the figures that matter on a noisy machine.

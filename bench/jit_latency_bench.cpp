@@ -1,4 +1,4 @@
-// JIT compile latency of the CPU backend (issue 17): median, p90 and max
+// JIT compile latency of the CPU backend: median, p90 and max
 // milliseconds per kernel over the kernels of the examples and N generated
 // programs, with where the time goes (engine, emission, verifier, passes,
 // machine code, disk cache, linking). Three passes over the same programs,

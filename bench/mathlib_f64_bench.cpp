@@ -1,4 +1,4 @@
-// binary64 correctly rounded functions (issue 17): per function, on 10^6
+// binary64 correctly rounded functions: per function, on 10^6
 // random inputs of three distributions ("range": uniform over the function's
 // useful range; "bits": arbitrary bit patterns, every exponent; "edges":
 // next to the places where the fast paths cancel or switch method), the fallback

@@ -1,4 +1,4 @@
-// Index obligation speed (DESIGN §5, `stax prove`): the median time
+// Index obligation speed (docs/design.md §5, `stax prove`): the median time
 // per index obligation over the examples and 1,000 generated programs (the
 // target is under 20 ms), with the spread per kind and the verdict counts.
 // A refuted in-bounds obligation in a generated program is expected: the

@@ -1,4 +1,4 @@
-// Min-cut partition of a generated joint graph of about 10^5 nodes (seed 5.4;
+// Min-cut partition of a generated joint graph of about 10^5 nodes (§5.4;
 // target: ≤ 1 s): a deep residual MLP, per layer a = h·W, b = tanh(a),
 // c = b·b, h' = c + h, and its backward (10 nodes per layer). Reports the time
 // to build the network, Edmonds–Karp's and Boykov–Kolmogorov's times (each

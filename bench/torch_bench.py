@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Racing Inductor (issue 19): the CPU backend against PyTorch eager and
+"""Racing Inductor: the CPU backend against PyTorch eager and
 `torch.compile` (Inductor) on the same inputs and the same thread count.
 
     /usr/bin/python3 bench/torch_bench.py [--stax build/cli/stax] [--repeats 10] [--rounds 1] [--threads 1]
@@ -26,8 +26,8 @@ sides read those files (bench/README.md has the figures):
 - sanity: our output (`stax run --backend cpu --out`) against Inductor's,
   max |ours - inductor| / max |inductor|: the same function was computed.
 
-Ratios: Inductor / ours and eager / ours (> 1: we are faster). Target of
-issue 19: Inductor / ours >= 1.0 on every row. Exit 2 with a message when
+Ratios: Inductor / ours and eager / ours (> 1: we are faster). The target:
+Inductor / ours >= 1.0 on every row. Exit 2 with a message when
 the torch python is missing or has no torch.
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile, time

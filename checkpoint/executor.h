@@ -1,4 +1,4 @@
-// Runs a reversal schedule on a real chain (seed 5.8): l layers
+// Runs a reversal schedule on a real chain (§5.8): l layers
 // z_k = tanh(z_{k-1} W + b) sharing W and b, each forward step and each
 // backward step (the layer's VJP, written in the core language) one program
 // run through a Runner (the interpreter, or a backend). The executor holds

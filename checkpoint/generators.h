@@ -1,4 +1,4 @@
-// Schedule generators (seed 5.8): uniform segments (Theorem 5.3) and binomial
+// Schedule generators (§5.8): uniform segments (Theorem 5.3) and binomial
 // checkpointing (Theorem 5.4, Griewank's revolve), and the closed forms they
 // are checked against.
 #pragma once

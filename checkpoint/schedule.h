@@ -1,4 +1,4 @@
-// Reversal schedules as data (seed 5.8, Definition 5.3): a chain
+// Reversal schedules as data (§5.8, Definition 5.3): a chain
 // z_k = phi_k(z_{k-1}), k = 1..l, reversed with s checkpoint slots, slot 0
 // holding z_0 at the start. A schedule is a list of actions; the checker
 // replays it on state indices only and either rejects it at the first

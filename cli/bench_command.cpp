@@ -1,4 +1,4 @@
-// `stax bench` (DESIGN §8): per compiled kernel, JIT compile time,
+// `stax bench` (docs/design.md §8): per compiled kernel, JIT compile time,
 // median run time and bandwidth against a plain copy of the same bytes.
 #include <CLI/CLI.hpp>
 #include <algorithm>

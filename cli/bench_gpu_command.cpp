@@ -1,4 +1,4 @@
-// `stax bench --backend gpu|gpu-emu` (issue 18): per generated CUDA kernel
+// `stax bench --backend gpu|gpu-emu`: per generated CUDA kernel
 // the module's compile time (NVRTC, or the host compiler on the emulator),
 // the launch configuration (grid, block, static __shared__ bytes; a block
 // reduction runs its M threads per block), the median run time (device:

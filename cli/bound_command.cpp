@@ -1,4 +1,4 @@
-// `stax bound` (DESIGN §4, §8): the error bound of every reduction of T(P)
+// `stax bound` (docs/design.md §4, §8): the error bound of every reduction of T(P)
 // against the exact sum of its own summands, on given or drawn inputs.
 #include <CLI/CLI.hpp>
 #include <iostream>

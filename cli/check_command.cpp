@@ -1,6 +1,6 @@
-// `stax check` (DESIGN §8): P against T(P) by the class the pipeline
+// `stax check` (docs/design.md §8): P against T(P) by the class the pipeline
 // declares, no tolerance; with --backend cpu|gpu|gpu-emu also the compiled T(P) against
-// the interpreter on T(P), bit for bit (DESIGN §8).
+// the interpreter on T(P), bit for bit (docs/design.md §8).
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <iostream>

@@ -1,4 +1,4 @@
-// `stax checkpoint` (DESIGN §8; seed 5.8): a reversal schedule for a chain of
+// `stax checkpoint` (docs/design.md §8; §5.8): a reversal schedule for a chain of
 // --steps steps with --slots checkpoint slots — uniform segments (Theorem
 // 5.3), binomial (Theorem 5.4, revolve) or the fewest forward steps — checked
 // by the schedule checker, printed with its counts, and with --execute run on
@@ -163,7 +163,7 @@ int checkpoint_command(const CheckpointOptions& o) {
 Subcommand register_checkpoint(CLI::App& app) {
   auto o = std::make_shared<CheckpointOptions>();
   auto reps = std::make_shared<int64_t>(0);
-  auto* c = app.add_subcommand("checkpoint", "A reversal schedule for a chain under a slot budget (seed 5.8)");
+  auto* c = app.add_subcommand("checkpoint", "A reversal schedule for a chain under a slot budget (§5.8)");
   c->add_option("--steps", o->steps, "chain length l")->required();
   c->add_option("--slots", o->slots, "checkpoint slots s (slot 0 holds z_0)")->required();
   auto* reps_opt = c->add_option("--reps", *reps, "at most T evaluations of each forward step (default: the least)");

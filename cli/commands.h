@@ -1,4 +1,4 @@
-// The `stax` command (DESIGN §8): the options and the entry point of every
+// The `stax` command (docs/design.md §8): the options and the entry point of every
 // subcommand, callable without the command line (cli/subcommands.h parses
 // it). Each returns the process exit code: 0 success, 1 the program failed
 // (⊥) or a check found a counterexample, 2 bad usage or bad input.
@@ -44,7 +44,7 @@ struct TransformOptions {
 /// Prints T(P) (and, with log, every rewrite to stderr).
 int transform_command(const TransformOptions& o);
 
-/// The prover's flags of `stax check` and `stax tv` (issue 16): by default
+/// The prover's flags of `stax check` and `stax tv`: by default
 /// a proof is tried first when the programs are small enough.
 struct ProveFlags {
   bool require = false;  ///< --prove: a verdict that is not proved or refuted exits 3
@@ -89,7 +89,7 @@ struct LowerCommandOptions {
   uint64_t seed = 1;
 };
 /// `stax lower`: an operator-level graph (JSON) to the core language with the
-/// text's policies (seed 6.1-6.8); --check compares it with the eager lowering.
+/// text's policies (§6.1–6.8); --check compares it with the eager lowering.
 int lower_command(const LowerCommandOptions& o);
 
 struct PartitionCommandOptions {
@@ -104,7 +104,7 @@ struct PartitionCommandOptions {
   int trials = 8;
   uint64_t seed = 1;
 };
-/// `stax partition`: the min-cut partition of a joint graph (seed 5.4-5.5):
+/// `stax partition`: the min-cut partition of a joint graph (§5.4–5.5):
 /// the network as Table 5.1, the flow, the cut, the two graphs, and the check
 /// that running them in turn gives the joint graph's bits.
 int partition_command(const PartitionCommandOptions& o);
@@ -123,7 +123,7 @@ struct TrainStepOptions {
   bool json = false;
 };
 /// `stax train-step`: the partition's forward and backward, compiled and run
-/// in turn (seed 5.6), checked against the joint graph bit for bit.
+/// in turn (§5.6), checked against the joint graph bit for bit.
 int train_step_command(const TrainStepOptions& o);
 
 struct BoundCommandOptions {
@@ -136,7 +136,7 @@ struct BoundCommandOptions {
   bool json = false;
 };
 /// The error bound of every reduction of T(P) against the exact sum of its
-/// summands (DESIGN §4). Exit 1 when a ratio exceeds 1 or the program is ⊥.
+/// summands (docs/design.md §4). Exit 1 when a ratio exceeds 1 or the program is ⊥.
 int bound_command(const BoundCommandOptions& o);
 
 struct ExperimentCommandOptions {
@@ -144,7 +144,7 @@ struct ExperimentCommandOptions {
   std::string out_dir = "out/experiments";
   int min_log2n = 4, max_log2n = 24, step_log2n = 2;
   uint64_t seed = 1;
-  std::string examples_dir = "examples/graphs";  ///< the seed-5 experiments' graphs
+  std::string examples_dir = "examples/graphs";  ///< the section-5 experiments' graphs
   bool quick = false;  ///< smaller sweeps (experiments that have one)
   std::vector<std::string> expect_override;  ///< all: ROW=VALUE (test hook: a wrong expected value)
   std::vector<std::string> rows;             ///< all: only these rows
@@ -158,7 +158,7 @@ struct ProveOptions {
   unsigned timeout_ms = 2000;
   bool json = false;
 };
-/// Every index obligation (DESIGN §5) with verdict and time. Exit 0 when all
+/// Every index obligation (docs/design.md §5) with verdict and time. Exit 0 when all
 /// are proved, 1 when one is refuted as a bug (an access out of bounds, an
 /// unsound interval), 3 when some are unknown or not proved but handled at
 /// run time (an index from memory keeps its check).
@@ -204,7 +204,7 @@ struct FuzzCommandOptions {
   bool quiet = false;
   bool json = false;
 };
-/// A differential fuzzing campaign (DESIGN §8). Exit 1 when it holds findings.
+/// A differential fuzzing campaign (docs/design.md §8). Exit 1 when it holds findings.
 int fuzz_command(const FuzzCommandOptions& o);
 /// `--target torch-eager|torch-inductor` (fuzz_torch_command.cpp, peers/torch_campaign.h).
 int fuzz_torch_command(const FuzzCommandOptions& o);

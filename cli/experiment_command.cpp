@@ -1,5 +1,5 @@
-// `stax experiment NAME|all [--out DIR] [--quick] [--row ID] [--expect-override ROW=VALUE]` (DESIGN §8;
-// all: the report of issue 21, experiments/report.h).
+// `stax experiment NAME|all [--out DIR] [--quick] [--row ID] [--expect-override ROW=VALUE]` (docs/design.md §8;
+// all: the reproduction report, experiments/report.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
@@ -68,7 +68,7 @@ Subcommand register_experiment(CLI::App& app) {
   x->add_option("--max-log2n", o->max_log2n, "largest size, log2")->check(CLI::Range(0, 30));
   x->add_option("--step-log2n", o->step_log2n, "size step, log2 (2: n grows x4)")->check(CLI::Range(1, 30));
   x->add_option("--seed", o->seed, "input seed");
-  x->add_option("--examples", o->examples_dir, "folder of the example graphs (seed-5 experiments; default examples/graphs)");
+  x->add_option("--examples", o->examples_dir, "folder of the example graphs (section-5 experiments; default examples/graphs)");
   x->add_flag("--quick", o->quick, "smaller sweeps and shorter solver timeouts (memory-budget; all: under 2 minutes)");
   x->add_option("--row", o->rows, "all: run only this row of the report (repeatable; ids as in REPORT.md)");
   x->add_option("--expect-override", o->expect_override,

@@ -1,4 +1,4 @@
-// `stax fuzz` (DESIGN §8): differential fuzzing campaigns, their
+// `stax fuzz` (docs/design.md §8): differential fuzzing campaigns, their
 // reports and merges, replay of a reproducer, and the figures of the README
 // (kill rate of the seeded mutants, throughput).
 #include <CLI/CLI.hpp>

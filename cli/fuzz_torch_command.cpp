@@ -1,4 +1,4 @@
-// `stax fuzz --target torch-eager|torch-inductor` (issue 19): generated
+// `stax fuzz --target torch-eager|torch-inductor`: generated
 // graphs run by PyTorch and judged without tolerances (peers/torch_campaign.h).
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// `stax grad` (DESIGN §8; seed 5.2-5.3): the joint graph of an operator-level
+// `stax grad` (docs/design.md §8; §5.2–5.3): the joint graph of an operator-level
 // graph by reverse mode (Algorithm 5.1), printed in the form of Listing 5.2
 // or as JSON (autodiff/joint_graph.h). Bad input (an unknown or integer
 // --wrt input, a non-differentiable operator on the gradient path) exits 2
@@ -79,7 +79,7 @@ int grad_command(const GradOptions& o) {
 
 Subcommand register_grad(CLI::App& app) {
   auto o = std::make_shared<GradOptions>();
-  auto* c = app.add_subcommand("grad", "Reverse mode: the joint graph of an operator graph (seed 5.2-5.3, Listing 5.2)");
+  auto* c = app.add_subcommand("grad", "Reverse mode: the joint graph of an operator graph (§5.2–5.3, Listing 5.2)");
   c->add_option("graph", o->graph, "graph file (docs/graph-format.md)")->required();
   c->add_option("--wrt", o->wrt, "inputs to differentiate, NAME[,NAME...] (default: every float input)");
   c->add_flag("--json", o->json, "the joint graph as JSON (autodiff/joint_graph.h)");

@@ -1,7 +1,7 @@
 // What `stax partition` and `stax train-step` read first: a joint graph (or a
 // forward graph, differentiated first by reverse mode as `stax grad` does),
 // the strategy named on the command line, and the graph's rematerialization
-// network (seed 5.4); with --memory-budget, the budgeted schedules (remat/
+// network (§5.4); with --memory-budget, the budgeted schedules (remat/
 // budget_plan.h).
 #pragma once
 

@@ -1,4 +1,4 @@
-// `stax jvp` (DESIGN §8; seed 5.7): forward mode. Prints the JVP graph
+// `stax jvp` (docs/design.md §8; §5.7): forward mode. Prints the JVP graph
 // (forward nodes, each followed by its tangent's nodes), or with --jacobian
 // the full Jacobian by n JVPs and by m VJPs in the Real domain, their
 // agreement, and the op counts n·W vs m·W of Proposition 5.2 (exit 1 when
@@ -142,7 +142,7 @@ int hvp_command(const HvpCommandOptions& o) {
 
 Subcommand register_hvp(CLI::App& app) {
   auto o = std::make_shared<HvpCommandOptions>();
-  auto* c = app.add_subcommand("hvp", "Hessian-vector products: forward over reverse or reverse over reverse (seed 5.7)");
+  auto* c = app.add_subcommand("hvp", "Hessian-vector products: forward over reverse or reverse over reverse (§5.7)");
   c->add_option("graph", o->graph, "graph file (docs/graph-format.md)")->required();
   c->add_option("--wrt", o->wrt, "inputs to differentiate, NAME[,NAME...] (default: every float input)");
   c->add_option("--mode", o->mode, "forward-over-reverse or reverse-over-reverse")
@@ -156,7 +156,7 @@ Subcommand register_hvp(CLI::App& app) {
 
 Subcommand register_jvp(CLI::App& app) {
   auto o = std::make_shared<JvpCommandOptions>();
-  auto* c = app.add_subcommand("jvp", "Forward mode: the JVP graph, or the full Jacobian both ways (seed 5.7)");
+  auto* c = app.add_subcommand("jvp", "Forward mode: the JVP graph, or the full Jacobian both ways (§5.7)");
   c->add_option("graph", o->graph, "graph file (docs/graph-format.md)")->required();
   c->add_option("--wrt", o->wrt, "inputs to differentiate, NAME[,NAME...] (default: every float input)");
   c->add_flag("--json", o->json, "one JSON document");

@@ -1,5 +1,5 @@
-// `stax lower` (DESIGN §8; seed 6.1–6.8): an operator-level graph to the core
-// language with the policies of seed 6.1-6.8; `--check` compares the policy
+// `stax lower` (docs/design.md §8; §6.1–6.8): an operator-level graph to the core
+// language with the policies of §6.1–6.8; `--check` compares the policy
 // lowering (and its loop-merged form) with the eager lowering, the graph's
 // reference semantics, through the no-tolerance oracle (Theorem 6.1).
 #include <CLI/CLI.hpp>
@@ -62,7 +62,7 @@ int lower_command(const LowerCommandOptions& o) {
 
 Subcommand register_lower(CLI::App& app) {
   auto o = std::make_shared<LowerCommandOptions>();
-  auto* lo = app.add_subcommand("lower", "Lower an operator-level graph (JSON) to the core language (seed 6.1-6.8)");
+  auto* lo = app.add_subcommand("lower", "Lower an operator-level graph (JSON) to the core language (§6.1–6.8)");
   lo->add_option("graph", o->graph, "graph file (docs/graph-format.md)")->required();
   lo->add_option("--device", o->device, "cpu or gpu[:sm=N][:warp=W][:threads=T]");
   lo->add_flag("--json", o->json, "one JSON document");

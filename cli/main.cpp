@@ -1,4 +1,4 @@
-// The `stax` command line (DESIGN §8): every subcommand registers itself
+// The `stax` command line (docs/design.md §8): every subcommand registers itself
 // from its own file (cli/subcommands.h); main parses and runs the chosen one.
 #include <CLI/CLI.hpp>
 #include <iostream>

@@ -1,4 +1,4 @@
-// `stax mathcheck` (issue 17): the correctly rounded functions of mathlib/
+// `stax mathcheck`: the correctly rounded functions of mathlib/
 // against MPFR on random inputs, or for a binary32 unary function on all
 // 2^32 inputs (a long campaign over --jobs threads, resumable). Reports the
 // mismatches (there must be none), the fallback rate, the speed of the

@@ -1,4 +1,4 @@
-// `stax partition` (DESIGN §8; seed 5.4-5.5): the min-cut partition of a
+// `stax partition` (docs/design.md §8; §5.4–5.5): the min-cut partition of a
 // joint graph. Prints the rematerialization network as Table 5.1 (value,
 // bytes, d, β, capacity, U, B), the max flow of Edmonds–Karp and of
 // Boykov–Kolmogorov, the cut, the saved set against the two baseline
@@ -167,7 +167,7 @@ int partition_command(const PartitionCommandOptions& o) {
   }
   if (in->from_forward)
     std::cout << "a forward graph (no phases): its joint graph by reverse mode first, as stax grad\n\n";
-  std::cout << "rematerialization network (seed Definition 5.2, Table 5.1): " << net.values.size() << " values, "
+  std::cout << "rematerialization network (Definition 5.2 of the text, Table 5.1): " << net.values.size() << " values, "
             << cut.vertices << " vertices, " << cut.edges << " edges\n"
             << network_text(net) << "\n";
   if (!cut.finite) std::cout << "no finite cut: some value the backward needs can be neither saved nor recomputed\n";
@@ -212,7 +212,7 @@ int partition_command(const PartitionCommandOptions& o) {
 Subcommand register_partition(CLI::App& app) {
   auto o = std::make_shared<PartitionCommandOptions>();
   auto* c = app.add_subcommand("partition",
-                               "Min-cut partition of a joint graph into forward and backward (seed 5.4-5.5); with "
+                               "Min-cut partition of a joint graph into forward and backward (§5.4–5.5); with "
                                "--memory-budget, node schedules under a peak-memory budget");
   add_joint_options(c, o->graph, o->strategy, o->memory_budget, o->solver);
   c->add_flag("--json", o->json, "one JSON document");

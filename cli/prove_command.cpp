@@ -1,4 +1,4 @@
-// `stax prove` (DESIGN §5, §8): every index obligation of a program (and of
+// `stax prove` (docs/design.md §5, §8): every index obligation of a program (and of
 // its transform) with its verdict and time.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -144,7 +144,7 @@ int prove_command(const ProveOptions& o) {
 
 Subcommand register_prove(CLI::App& app) {
   auto o = std::make_shared<ProveOptions>();
-  auto* pr = app.add_subcommand("prove", "Discharge every index obligation of a program with Z3 (DESIGN §5)");
+  auto* pr = app.add_subcommand("prove", "Discharge every index obligation of a program with Z3 (docs/design.md §5)");
   pr->add_option("file", o->file, "program (.stx)")->required();
   pr->add_option("--transform", o->transform, "also T(P) and the side conditions the transforms check");
   pr->add_option("--timeout-ms", o->timeout_ms, "per obligation");

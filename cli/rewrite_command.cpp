@@ -1,4 +1,4 @@
-// `stax rewrite` (DESIGN §8): Alive-style scalar rewrites 'LHS => RHS' in
+// `stax rewrite` (docs/design.md §8): Alive-style scalar rewrites 'LHS => RHS' in
 // Z3's FPA theory; a refutation prints the counterexample.
 #include <CLI/CLI.hpp>
 #include <cstdio>

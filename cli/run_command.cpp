@@ -1,4 +1,4 @@
-// `stax run` (DESIGN §8): a program under the IEEE or the real semantics, on
+// `stax run` (docs/design.md §8): a program under the IEEE or the real semantics, on
 // the interpreter or a backend, with .npy inputs and outputs.
 #include <CLI/CLI.hpp>
 #include <algorithm>

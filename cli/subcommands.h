@@ -1,4 +1,4 @@
-// Each subcommand of `stax` (DESIGN §8) registers its options with the
+// Each subcommand of `stax` (docs/design.md §8) registers its options with the
 // command line from the file that implements it; main() only lists the
 // registrations, parses, and runs the one the user chose.
 #pragma once

@@ -1,4 +1,4 @@
-// `stax torch-check DIR` (issue 19): PyTorch eager op by op, and PyTorch's
+// `stax torch-check DIR`: PyTorch eager op by op, and PyTorch's
 // compiled (Inductor) outputs against the whole graph's faithful enclosure,
 // from a trace written by `python -m stax_torch trace DIR` (peers/torch_check.h).
 #include <CLI/CLI.hpp>

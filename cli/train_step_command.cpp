@@ -1,4 +1,4 @@
-// `stax train-step` (DESIGN §8; seed 5.6): one training step through the
+// `stax train-step` (docs/design.md §8; §5.6): one training step through the
 // runtime composition — the partition's forward and backward graphs, each
 // lowered with the compiler's policies and run on a backend, the forward's
 // saved values kept as the context, the backward compiled at its first call
@@ -281,7 +281,7 @@ Subcommand register_train_step(CLI::App& app) {
   auto o = std::make_shared<TrainStepOptions>();
   auto seed = std::make_shared<uint64_t>(0);
   auto* c = app.add_subcommand("train-step",
-                               "One training step through the partition's compiled forward and backward (seed 5.6), "
+                               "One training step through the partition's compiled forward and backward (§5.6), "
                                "or the cheapest node schedule under --memory-budget, run node by node");
   add_joint_options(c, o->graph, o->strategy, o->memory_budget, o->solver);
   c->add_option("--input", o->inputs, "NAME=FILE.npy for a primal or a tangent (tangents default to ones)");

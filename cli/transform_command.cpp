@@ -1,4 +1,4 @@
-// `stax transform` (DESIGN §8): prints T(P) for a transform pipeline.
+// `stax transform` (docs/design.md §8): prints T(P) for a transform pipeline.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>

@@ -1,4 +1,4 @@
-// `stax tv` (DESIGN §8): translation validation of any two programs with the
+// `stax tv` (docs/design.md §8): translation validation of any two programs with the
 // same interface, under the class asked for.
 #include <CLI/CLI.hpp>
 #include <iostream>

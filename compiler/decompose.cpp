@@ -1,4 +1,4 @@
-// The decomposition table (seed 4.8): operators outside the lowering basis
+// The decomposition table (§4.8): operators outside the lowering basis
 // expand into basis nodes before lowering, so the eager lowering (every node
 // realized) realizes each step of the expansion, exactly like a framework
 // that runs the decomposed graph. Shapes are needed (mean's divisor,
@@ -154,7 +154,7 @@ struct Expander {
     } else if (base == "gelu") {
       json appr = n.kwargs.value("approximate", json("none"));
       if (appr == "none") {
-        // DESIGN §2: mul(mul(a, 0.5), add(1.0, erf(mul(a, 0.7071067811865476))))
+        // docs/design.md §2: mul(mul(a, 0.5), add(1.0, erf(mul(a, 0.7071067811865476))))
         std::string h = sub(n, "half", "mul.Scalar", {x, 0.5});
         std::string s = sub(n, "scaled", "mul.Scalar", {x, 0.7071067811865476});
         std::string e = sub(n, "erf", "erf.default", {s});
@@ -175,7 +175,7 @@ struct Expander {
       }
     } else if (base == "gelu_backward") {
       // d/dx of gelu's own decomposition above, times the incoming gradient
-      // (arg 0); arg 1 is gelu's INPUT h (seed 5.3: it reads h, not gelu(h)).
+      // (arg 0); arg 1 is gelu's INPUT h (§5.3: it reads h, not gelu(h)).
       TensorType tg = type_of_arg(n, 0), th = type_of_arg(n, 1);
       if (!is_float(tg.dtype) || !is_float(th.dtype))
         throw detail::NodeError{"gelu_backward needs float tensors, got " + type_str(tg) + " and " + type_str(th)};

@@ -1,4 +1,4 @@
-// Operator-level graphs (seed 5.1, Listing 5.1) in the JSON format of
+// Operator-level graphs (§5.1, Listing 5.1) in the JSON format of
 // docs/graph-format.md: typed inputs, nodes naming an operator overload
 // (`add.Tensor`, `sum.dim_IntList`, ...) with positional args (node names or
 // literals) and kwargs, and the outputs. Parsing checks the structure only

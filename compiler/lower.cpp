@@ -1,4 +1,4 @@
-// The graph interpreter (seed 6.1) and the realization policy (6.6). Each
+// The graph interpreter (§6.1) and the realization policy (6.6). Each
 // node's rule (ops.cpp) builds its expression from its operands'
 // expressions: a value that is not in memory is passed as its expression
 // (Prop. 6.1: fusion is function composition), a realized one by name.

@@ -1,4 +1,4 @@
-// Lowering rules of the basis operators (seed 6.2): a table from operator
+// Lowering rules of the basis operators (§6.2): a table from operator
 // name to rule. Pointwise ops go through Listing 6.1's `pointwise` with the
 // type promotion of 6.2 (pointwise.h); reductions run over any dims
 // (permuted to the trailing position); views per 6.4 (index maps);

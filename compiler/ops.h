@@ -1,4 +1,4 @@
-// Lowering rules of the basis operators (seed 6.2, Table 6.1): each node
+// Lowering rules of the basis operators (§6.2, Table 6.1): each node
 // becomes a core-language expression over the expressions of its operands.
 // Internal to the compiler library.
 #pragma once

@@ -1,4 +1,4 @@
-// Listing 6.1's pointwise and its pieces (seed 6.2): promotion, constants,
+// Listing 6.1's pointwise and its pieces (§6.2): promotion, constants,
 // the lambda builder, broadcast loaders, views and casts.
 #include "compiler/pointwise.h"
 

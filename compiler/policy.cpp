@@ -219,7 +219,7 @@ std::string split_pass(Program& p, const Device& d, xform::SemClass& cls) {
     xform::Context ctx;
     xform::Result res = xform::split_reduction(p, split, ctx);
     // The first level (the partials) becomes its own buffer (Listing 6.4).
-    // A half-precision reduction accumulates in f32 (DESIGN §3): the split
+    // A half-precision reduction accumulates in f32 (docs/design.md §3): the split
     // gives map(cast, red(op, init, [k], red(...))), its f32 partials kept as
     // they are and rounded to the half once, after the outer level. A split
     // that the transform refused (a red nested too deep) leaves the binding

@@ -1,4 +1,4 @@
-// The policies applied after realization (seed 6.4, 6.5, 6.8): kernel normal
+// The policies applied after realization (§6.4, 6.5, 6.8): kernel normal
 // form, flexible layouts, the GPU split of Algorithm 6.1, loop
 // canonicalisation and value ranges with their obligations. Internal.
 #pragma once

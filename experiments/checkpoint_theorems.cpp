@@ -1,4 +1,4 @@
-// seed 5.8: Theorem 5.3 (uniform segments) and Theorem 5.4 (binomial
+// §5.8: Theorem 5.3 (uniform segments) and Theorem 5.4 (binomial
 // checkpointing) measured by the schedule checker and the exhaustive search.
 #include <algorithm>
 #include <chrono>

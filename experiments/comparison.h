@@ -1,7 +1,7 @@
 // A comparison of the text's figures with ours, one row per figure: what,
 // the text's value, ours, and match / mismatch (or another status, e.g.
 // "not applicable: ...", which is neither). Written as CSV and Markdown
-// under OUT/NAME/ and summarized on the log; shared by the seed-5
+// under OUT/NAME/ and summarized on the log; shared by the section-5
 // experiments (autodiff and remat).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Beyond the text (issue 15): peak memory against recompute cost. Seed 5.8's
+// Beyond the text: peak memory against recompute cost. §5.8's
 // partitioner accepts a memory budget and ignores it; here the budget is
 // met by node schedules (remat/budget_schedule.h) and every strategy is
 // measured by the same checker:
@@ -218,7 +218,7 @@ void write_files(const std::string& dir, const Run& run) {
     csv << r.graph << "," << r.strategy << "," << (r.budget < 0 ? "" : std::to_string(r.budget)) << "," << r.peak << ","
         << r.recompute << "," << r.total << "," << r.note << "\n";
   std::ofstream md(std::filesystem::path(dir) / "memory_budget.md");
-  md << "# Recompute cost against peak memory (issue 15, beyond the text)\n\n"
+  md << "# Recompute cost against peak memory (beyond the text)\n\n"
      << "Peak: live bytes of computed values (inputs not counted); chains in unit states. Recompute: cost beyond "
         "computing every node once (chains: phi steps; joint graphs: Count-domain ops + 1 per node).\n\n"
      << "| graph | strategy | budget | peak | recompute | total | note |\n|---|---|---:|---:|---:|---:|---|\n";

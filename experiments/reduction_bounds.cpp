@@ -1,4 +1,4 @@
-// seed 6.5 / DESIGN §4: the error of an f32 sum of n values under
+// §6.5 / docs/design.md §4: the error of an f32 sum of n values under
 // five summation orders, each written as a core-language transform of
 // `red(sum, 0.0, [n], x)`, against the exact (MPFR) sum; the worst-case bound
 // Σ γ(d_i)|a_i| of the order's reduction tree; their ratio. The text claims
@@ -269,7 +269,7 @@ void table_head(std::ostream& md, const std::string& first, const std::vector<Or
 void write_markdown(const std::string& dir, const Options& o, const Measured& m, const Claim& c,
                     GeoMeans& gmean) {
   std::ostringstream md;
-  md << "# Reduction error bounds (seed 6.5, DESIGN §4)\n\n"
+  md << "# Reduction error bounds (§6.5, docs/design.md §4)\n\n"
      << "f32 sums `red(sum, 0.0, [n], x)` in five orders, each a core-language transform; measured error "
         "|ŝ − s| against the exact sum s (MPFR `mpfr_sum`) of the same summands, worst-case bound "
         "Σ γ(d_i)|a_i| (u = 2^-24) from the order's reduction tree, and their ratio. Seed "

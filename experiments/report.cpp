@@ -1,4 +1,4 @@
-// `stax experiment all` (issue 21): runs the claims of sections 5 and 6,
+// `stax experiment all`: runs the claims of sections 5 and 6,
 // writes REPORT.md / REPORT.json. The known-discrepancy list below is the
 // only place where a mismatch is allowed not to fail the run.
 #include "experiments/report.h"
@@ -20,7 +20,7 @@ namespace stax::experiments {
 namespace fs = std::filesystem;
 
 const std::vector<KnownDiscrepancy>& known_discrepancies() {
-  // Reviewed list (issue 21). Each entry: the row, and why its mismatch is
+  // Reviewed list. Each entry: the row, and why its mismatch is
   // understood and kept, not fixed. Adding an entry needs the same review
   // as a change of the text's expected value.
   static const std::vector<KnownDiscrepancy> k = {
@@ -31,7 +31,7 @@ const std::vector<KnownDiscrepancy>& known_discrepancies() {
       {"algorithm-6.1-threshold",
        "the prose of 6.5 says 'no split when the outputs number at least 2*32*S', Algorithm 6.1 line 3 says "
        "n >= 2S; we implement the algorithm (it is Inductor's inner_reduction_splits and it reproduces Example "
-       "6.2), so for 2S <= n < 64S the prose predicts a split and we do not (DESIGN §7)"},
+       "6.2), so for 2S <= n < 64S the prose predicts a split and we do not (docs/design.md §7)"},
   };
   return k;
 }
@@ -202,8 +202,8 @@ int report_all(const Options& o, const ReportOptions& ro, std::ostream& log) {
   // REPORT.md: everything above "## Timings" is deterministic.
   std::ostringstream md;
   md << "# Stax Verify: the numbered items of sections 5 and 6, checked\n\n"
-     << "Written by `stax experiment all" << (o.quick ? " --quick" : "") << "` (issue 21). One row per numbered item "
-     << "of the text (seed sections 5 and 6): the text's claim, the value it predicts, what we computed, how "
+     << "Written by `stax experiment all" << (o.quick ? " --quick" : "") << "`. One row per numbered item "
+     << "of the text (sections 5 and 6): the text's claim, the value it predicts, what we computed, how "
      << "(a command that reproduces that row alone, and the library call behind it), and a verdict. A mismatch "
      << "fails the run (exit 1) unless the row is on the reviewed list of known discrepancies "
      << "(experiments/report.cpp), shown with its reason.\n\n"

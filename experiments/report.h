@@ -1,4 +1,4 @@
-// `stax experiment all` (issue 21): one report over the numbered items of
+// `stax experiment all`: one report over the numbered items of
 // sections 5 and 6 of the text. One table of claims (report_claims_5.cpp,
 // report_claims_6.cpp), each with the text's claim, the value we expect from
 // it, the command that reproduces the row alone, and a function computing

@@ -1,5 +1,5 @@
 // The claims of section 5 (automatic differentiation, rematerialization,
-// checkpointing) for `stax experiment all` (issue 21).
+// checkpointing) for `stax experiment all`.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // The claims of section 6 (lowering, the loop-level IR, its semantics and
-// the transforms' correctness) for `stax experiment all` (issue 21).
+// the transforms' correctness) for `stax experiment all`.
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -183,7 +183,7 @@ ClaimOutcome definition_6_3(ReportContext&) {
   sem::Program p = parse("input x : f32[1000]\nlet m : f32[] = red(max, -inf, [1000], x)\noutput m\n");
   sem::Program q = parse("input x : f32[1000]\nlet m : f32[] = red(min, inf, [1000], x)\noutput m\n");
   return {"max: " + check_pipeline(p, "pairwise") + "; min: " + check_pipeline(q, "split-reduction:k=7"), "",
-          "max/min are IEEE maximum/minimum (DESIGN §3), associative and commutative in floats with identities -inf, "
+          "max/min are IEEE maximum/minimum (docs/design.md §3), associative and commutative in floats with identities -inf, "
           "+inf: reassociating them is exact"};
 }
 
@@ -361,7 +361,7 @@ ClaimOutcome realization_rules(ReportContext& ctx) {
 }
 
 ClaimOutcome cost_model_6_6(ReportContext&) {
-  return not_checkable("the display equations of the inline / realize cost model are lost from the text; DESIGN §7 "
+  return not_checkable("the display equations of the inline / realize cost model are lost from the text; docs/design.md §7 "
                        "reconstructs T_inline - T_realize = (k-1)N(c/P + q/B) - (k+1)Nb/B, negative at k = 1, but "
                        "that is our reconstruction, not the text's formula");
 }

@@ -1,4 +1,4 @@
-// seed 5.2 (Theorem 5.1) and 5.7 (Proposition 5.2) on the example graphs:
+// §5.2 (Theorem 5.1) and 5.7 (Proposition 5.2) on the example graphs:
 // op counts of the lowered programs (the Count domain, autodiff/jacobian.h),
 // as `stax grad --cost` and `stax jvp --jacobian` print them.
 #include <algorithm>

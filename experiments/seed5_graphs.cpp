@@ -1,4 +1,4 @@
-// seed 5.3 and 5.5: Listing 5.2 (the joint graph of Example 5.1) and Table
+// §5.3 and 5.5: Listing 5.2 (the joint graph of Example 5.1) and Table
 // 5.1 (its rematerialization network and min cut), text against ours.
 #include <cmath>
 #include <cstdio>
@@ -177,7 +177,7 @@ int table_5_1(const Options& o, std::ostream& log) {
                   "gelu_backward reads h and computes GELU'(h) itself; no forward node of ours is recomputed"});
   if (!cut.error.empty()) rows.push_back(compare_row("network", "cross-check", "ok", cut.error, false));
   return write_comparison(o, "table-5-1", "Table 5.1: the rematerialization network of Example 5.1",
-                          "`stax partition " + path + "` against Table 5.1 and the text around it (seed 5.5).", rows, log);
+                          "`stax partition " + path + "` against Table 5.1 and the text around it (§5.5).", rows, log);
 }
 
 }  // namespace stax::experiments

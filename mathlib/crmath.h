@@ -1,6 +1,6 @@
 #pragma once
 // Correctly rounded elementary functions: the reference semantics of every
-// transcendental op of the core language (DESIGN §3). A correctly rounded
+// transcendental op of the core language (docs/design.md §3). A correctly rounded
 // result is the real function value rounded once to nearest-even in the
 // result format; it is defined by the real number alone, so it is the same
 // on every machine and every backend.

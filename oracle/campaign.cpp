@@ -1,4 +1,4 @@
-// Fuzz campaigns (DESIGN §8 `stax fuzz`; the model is stated in
+// Fuzz campaigns (docs/design.md §8 `stax fuzz`; the model is stated in
 // oracle/campaign.h): running or resuming one. Each program's outcome is a
 // JSON record a worker sends to the writer, which stores it in the database
 // (oracle/campaign_store.h) in batched transactions.

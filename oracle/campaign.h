@@ -1,4 +1,4 @@
-// Fuzz campaigns in SQLite (DESIGN §8 `stax fuzz`): a campaign is a
+// Fuzz campaigns in SQLite (docs/design.md §8 `stax fuzz`): a campaign is a
 // seed range [seed, seed + count) (or an open range with a time limit); every
 // program's outcome and every finding with its shrunk reproducer is stored in
 // one transaction with it, in WAL mode, so a campaign killed with SIGKILL

@@ -1,4 +1,4 @@
-// Fuzz campaign reports (DESIGN §8 `stax fuzz`): the summary of a campaign
+// Fuzz campaign reports (docs/design.md §8 `stax fuzz`): the summary of a campaign
 // database (counts by status, transform, class and backend; time per phase;
 // every finding), merging shards, and writing the findings' reproducers.
 #include <algorithm>

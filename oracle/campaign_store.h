@@ -1,4 +1,4 @@
-// The SQLite store of fuzz campaigns (DESIGN §8 `stax fuzz`), private to
+// The SQLite store of fuzz campaigns (docs/design.md §8 `stax fuzz`), private to
 // oracle/campaign*.cpp: a thin wrapper over the C API, the schema (params,
 // meta, runs, findings, finding_files) and the readers both the campaign
 // runner and the reports share.
@@ -103,7 +103,7 @@ inline std::optional<std::string> open_db(Db& db, const std::string& file) {
     if (auto e = db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"))
       return file + ": " + *e + " (not a campaign database)";
   if (auto e = db.exec(kSchema)) return e;
-  // A database from before the prover (issue 16) has no t_prove column.
+  // A database from before the prover has no t_prove column.
   bool has_prove = false;
   Stmt cols(db.get(), "PRAGMA table_info(runs)");
   while (cols.step()) has_prove |= cols.text(1) == "t_prove";

@@ -1,7 +1,7 @@
-// The no-tolerance oracle (DESIGN §3, seed 6.9): compares a source and a
+// The no-tolerance oracle (docs/design.md §3, §6.9): compares a source and a
 // target program on generated inputs by the class the transform declares.
 // exact: same bits (or both NaN) and the same ⊥; refines: wherever the source
-// has a value the target has the same one; real (Theorem 6.3, DESIGN §4):
+// has a value the target has the same one; real (Theorem 6.3, docs/design.md §4):
 // wherever the source has a value, (a) the two programs agree in the Real
 // domain and (b) every reduction of the target stays within the error bound
 // of its own summands (oracle/error_bound.h, ratio ≤ 1).
@@ -15,7 +15,7 @@
 // or a discontinuity that an enclosure straddles (a cast to an integer, a
 // comparison), make the trial "not distinguishable" — never a finding.
 //
-// Whole programs (DESIGN §3, class real): a reassociation promises something
+// Whole programs (docs/design.md §3, class real): a reassociation promises something
 // about the reductions it rewrote, and the rest of the program computes the
 // same function of their values. So (b) is judged at the reductions (and the
 // linear maps that combine their partials), and a target whose float
@@ -58,7 +58,7 @@ struct CheckOptions {
   Retarget retarget = nullptr;
 };
 
-/// One member of the shrunk-shape family the prover checked (issue 16).
+/// One member of the shrunk-shape family the prover checked.
 struct ShrunkCheck {
   int64_t bound = 0;     ///< every extent at most this
   std::string shapes;    ///< the shrunk inputs, e.g. "x f32[3, 3]"
@@ -130,7 +130,7 @@ struct Verdict {
   std::string shrunk_note;
 };
 
-/// The strength of a verdict (issue 16): "proved" (all inputs, these
+/// The strength of a verdict: "proved" (all inputs, these
 /// shapes), "tested" (N input sets, no difference), "refuted" (a
 /// counterexample), or "not-checkable".
 std::string_view strength_name(const Verdict& v);

@@ -1,4 +1,4 @@
-// Error bounds of reductions (seed 6.5, DESIGN §4; the model is stated in
+// Error bounds of reductions (§6.5, docs/design.md §4; the model is stated in
 // oracle/error_bound.h): the entry point. Finds the reduction roots, builds
 // their summand graphs, evaluates the program once with every tensor the
 // analysis reads as an extra output, and measures each root's elements

@@ -1,4 +1,4 @@
-// Error bounds of reductions (seed 6.5, DESIGN §4), derived from the structure
+// Error bounds of reductions (§6.5, docs/design.md §4), derived from the structure
 // of any program and checked against an exact (MPFR) ground truth.
 //
 // Every reassociation is written in the core language, so the analysis reads

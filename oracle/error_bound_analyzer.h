@@ -1,4 +1,4 @@
-// The error-bound analysis of reductions (seed 6.5, DESIGN §4), private to
+// The error-bound analysis of reductions (§6.5, docs/design.md §4), private to
 // oracle/error_bound*.cpp: the summand graph (reduction nodes, linear maps,
 // leaves, and the edges through views between them), the per-element
 // accumulators, and the Analyzer that builds and walks them. The model and

@@ -1,4 +1,4 @@
-// The summand graph of the error-bound analysis (seed 6.5, DESIGN §4): a
+// The summand graph of the error-bound analysis (§6.5, docs/design.md §4): a
 // node per reduction and per linear map of a sum DAG, a leaf per tensor whose
 // elements enter it as summands, and edges that map a consumer's index to the
 // flat index of the target's output through the views in between (identity,

@@ -1,4 +1,4 @@
-// Text and JSON forms of a BoundReport (`stax bound`, DESIGN §8).
+// Text and JSON forms of a BoundReport (`stax bound`, docs/design.md §8).
 #include <cmath>
 #include <cstdio>
 

@@ -1,5 +1,5 @@
-// One row per reduction root of the error-bound analysis (seed 6.5,
-// DESIGN §4): every element of the root measured against an exact ground
+// One row per reduction root of the error-bound analysis (§6.5,
+// docs/design.md §4): every element of the root measured against an exact ground
 // truth (mpfr_sum for sums, a 512-bit product for products), the worst
 // element (largest ratio |ŝ − s| / bound), the summands responsible for it,
 // and the textbook case the structure matches (Higham, ch. 4: sequential

@@ -1,4 +1,4 @@
-// Structure recognition of the error-bound analysis (seed 6.5, DESIGN §4):
+// Structure recognition of the error-bound analysis (§6.5, docs/design.md §4):
 // linear maps (lambdas made of add/sub/neg/casts/constants), sum DAGs (a
 // float `red(sum, ...)` whose operand reaches, through views, names and
 // lets, another sum red or a linear map over sum partials), and the

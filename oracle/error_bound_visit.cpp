@@ -1,5 +1,5 @@
-// Per-element rounding depths of the error-bound analysis (seed 6.5,
-// DESIGN §4; Higham, ch. 4): for one element of a reduction root, every
+// Per-element rounding depths of the error-bound analysis (§6.5,
+// docs/design.md §4; Higham, ch. 4): for one element of a reduction root, every
 // summand's path to the root and the roundings d_i on it, per precision. A
 // fold step is exact when the accumulator is an exact zero (the first
 // element folded into an init of ±0) or the element added is a leaf equal to

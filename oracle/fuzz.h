@@ -1,10 +1,10 @@
-// One iteration of differential fuzzing (DESIGN §3, §8): generate a
+// One iteration of differential fuzzing (docs/design.md §3, §8): generate a
 // program P, apply a random pipeline of registered transforms, check P
 // against T(P) by the pipeline's class with the no-tolerance oracle, then run
 // T(P) on every backend and compare bit for bit with the interpreter. Any
 // disagreement is a finding, named by the transform or the backend at fault.
 //
-// The oracle does not depend on backends (DESIGN §6): a backend enters as a
+// The oracle does not depend on backends (docs/design.md §6): a backend enters as a
 // BackendRunner, a function the caller (the CLI, a test) supplies.
 #pragma once
 
@@ -43,7 +43,7 @@ struct FuzzOptions {
   std::vector<std::string> transforms;
   bool shrink = true;       ///< shrink findings
   double shrink_seconds = 10;
-  /// Exact and refines checks: after testing, the prover (issue 16); a
+  /// Exact and refines checks: after testing, the prover; a
   /// proved program has status "proved", else the note says why not.
   bool prove = false;
   unsigned prove_timeout_ms = 2000;

@@ -1,5 +1,5 @@
 // Per-format rounding depths of a summand path and their γ coefficients
-// (DESIGN §4): the bookkeeping behind the error-bound analysis
+// (docs/design.md §4): the bookkeeping behind the error-bound analysis
 // (oracle/error_bound_analyzer.h).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Program assembly of the random program generator (DESIGN §2, §6): the
+// Program assembly of the random program generator (docs/design.md §2, §6): the
 // inputs, the top-level bindings (normal ones, duplicates for CSE, index
 // tensors for gathers, and at most one construct that may make the program
 // ⊥), and the output statements. The public entry points of

@@ -1,4 +1,4 @@
-// Deterministic random program generator (DESIGN §2, §6): well-typed `.stx`
+// Deterministic random program generator (docs/design.md §2, §6): well-typed `.stx`
 // programs that exercise what the exact transforms rewrite (inline, realize,
 // CSE, DCE, view composition, map fusion, loop merging). The parser is the
 // type checker: every generated text must parse, and the same seed and options

@@ -1,4 +1,4 @@
-// The random program generator (DESIGN §2, §6), private to
+// The random program generator (docs/design.md §2, §6), private to
 // oracle/program_gen*.cpp: the generator's state and its steps. Every choice
 // draws from one splitmix64 stream (sem::Rng) in a fixed order, so the same
 // seed and options always give the same text; a step that moves between

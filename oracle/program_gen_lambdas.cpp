@@ -1,5 +1,5 @@
 // Dtypes, constants and scalar lambdas of the random program generator
-// (DESIGN §2, §6): well-typed lambda bodies over every scalar op, with the
+// (docs/design.md §2, §6): well-typed lambda bodies over every scalar op, with the
 // shapes compilers rewrite (a product added to a value, log(exp(x))) and
 // integer divisors that are never zero unless the program is meant to fail.
 #include <cstdio>

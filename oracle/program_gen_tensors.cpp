@@ -1,5 +1,5 @@
 // Shapes, leaves and tensor expressions of the random program generator
-// (DESIGN §2, §6): names in scope (maybe viewed), full/iota/rand leaves,
+// (docs/design.md §2, §6): names in scope (maybe viewed), full/iota/rand leaves,
 // maps, reductions and let-in expressions, each of a requested shape and
 // dtype, every tensor within kMaxElements.
 #include "oracle/program_gen_internal.h"

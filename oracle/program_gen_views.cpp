@@ -1,4 +1,4 @@
-// Views of the random program generator (DESIGN §2, §6): the sugar forms
+// Views of the random program generator (docs/design.md §2, §6): the sugar forms
 // (permute, slice, expand, reshape, (un)squeeze, gather) and general index
 // maps (affine, floor/mod, wide intermediates, indirect loads), in bounds
 // unless the program is meant to fail; and the coercions that bring a tensor

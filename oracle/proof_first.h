@@ -1,4 +1,4 @@
-// The prover in the checker (issue 16): once testing found no difference,
+// The prover in the checker: once testing found no difference,
 // an exact or refines check asks the prover (proofs/program_equiv.h) for all
 // inputs at these shapes. (Testing goes first because it refutes a wrong
 // transform in milliseconds, where the solver may need seconds to find

@@ -1,4 +1,4 @@
-// Shrunk shapes (issue 16): a program over the prover's size limit is proved
+// Shrunk shapes: a program over the prover's size limit is proved
 // at a family of smaller shapes where it is shape-generic. A program is
 // shape-generic here when every extent can be replaced by a smaller one
 // consistently — the same value everywhere it appears as an extent — and the

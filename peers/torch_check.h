@@ -1,4 +1,4 @@
-// PyTorch as a peer, checked without tolerances (issue 19).
+// PyTorch as a peer, checked without tolerances.
 //
 // Eager, op by op: every node of a graph (docs/graph-format.md) is lowered
 // alone and our reference of it is applied to *PyTorch's own* inputs of that

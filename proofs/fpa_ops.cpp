@@ -107,7 +107,7 @@ z3::expr FpaOps::same(const z3::expr& a, const z3::expr& b) {
 }
 
 z3::expr FpaOps::maximum(const z3::expr& a, const z3::expr& b) {
-  // IEEE 754-2019 maximum (DESIGN §3): NaN-propagating, -0 < +0; SMT-LIB's
+  // IEEE 754-2019 maximum (docs/design.md §3): NaN-propagating, -0 < +0; SMT-LIB's
   // fp.max leaves max(-0, +0) unspecified, so it is spelled out.
   z3::expr eq(c_, Z3_mk_fpa_eq(c_, a, b)), gt(c_, Z3_mk_fpa_gt(c_, a, b)), neg(c_, Z3_mk_fpa_is_negative(c_, a));
   return z3::ite(is_nan(a) || is_nan(b), z3::expr(c_, Z3_mk_fpa_nan(c_, a.get_sort())),

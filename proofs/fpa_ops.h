@@ -1,12 +1,12 @@
 // The scalar ops of the core language in Z3's theories (internal to proofs/:
 // it includes z3++.h). Floats are FPA terms (IEEE 754, round to nearest
 // even), integers bit-vectors of their dtype's width (two's complement
-// wrap-around, DESIGN §3), bools Booleans. One meaning per op, shared by the
+// wrap-around, docs/design.md §3), bools Booleans. One meaning per op, shared by the
 // scalar-rewrite checker (rewrite.cpp) and the whole-program prover
 // (program_equiv.cpp, through the tensor domain of smt_domain.h).
 //
 // Values are carried in the compute sort of their tag: with `half_in_f32`
-// (the .stx semantics, DESIGN §2) f16/bf16 values compute in f32 and round
+// (the .stx semantics, docs/design.md §2) f16/bf16 values compute in f32 and round
 // once when a cast or a store rounds them; without it (an Alive-style rule at
 // --dtype f16) every op rounds to the half format.
 //
@@ -67,7 +67,7 @@ class FpaOps {
   z3::expr from_int64(const z3::expr& v, sem::DType tag);
 
   z3::expr is_nan(const z3::expr& a);
-  /// The oracle's equality of results (DESIGN §3): same bits, or both NaN.
+  /// The oracle's equality of results (docs/design.md §3): same bits, or both NaN.
   z3::expr same(const z3::expr& a, const z3::expr& b);
   z3::expr maximum(const z3::expr& a, const z3::expr& b);
   z3::expr minimum(const z3::expr& a, const z3::expr& b);

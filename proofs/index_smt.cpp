@@ -1,8 +1,8 @@
-// The Z3 domain for index expressions (DESIGN §1, §5): sem::IExpr over the
+// The Z3 domain for index expressions (docs/design.md §1, §5): sem::IExpr over the
 // mathematical integers, indirect loads as fresh variables constrained by
 // the value range of what they load (Ackermann's reduction keeps two loads
 // of the same element equal), and the discharge of every index obligation.
-// Only proofs/*.cpp include z3++.h (STYLE, the Alive2 habit).
+// Only proofs/*.cpp include z3++.h (the Alive2 habit).
 #include <z3++.h>
 
 #include <chrono>

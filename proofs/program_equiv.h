@@ -1,4 +1,4 @@
-// Whole-program equivalence for all inputs (issue 16: from testing to
+// Whole-program equivalence for all inputs (from testing to
 // proof): two programs with the same interface are encoded over symbolic
 // inputs in Z3's floating-point and bit-vector theories, through the generic
 // tensor evaluator in the symbolic domain (smt_domain.h) — the same walk,
@@ -7,7 +7,7 @@
 //
 // - exact: some input where the ⊥ behaviour differs, or both have values
 //   and some output element differs (same bits, or both NaN, is equal:
-//   DESIGN §3);
+//   docs/design.md §3);
 // - refines: some input where the source has a value and the target is ⊥
 //   or has another one.
 // Unsat: **proved** for all inputs at these shapes. Sat: a candidate,

@@ -1,7 +1,7 @@
 // Checkmate's integer program for tensor rematerialization (Jain et al.,
 // "Checkmate: Breaking the Memory Wall with Optimal Tensor
 // Rematerialization", MLSys 2020), solved with Z3's optimizer. Beyond the
-// text: seed 5.8 leaves the memory budget of the partitioner unimplemented;
+// text: §5.8 leaves the memory budget of the partitioner unimplemented;
 // remat/budget_schedule.h turns the solution into a node schedule.
 //
 // The problem is plain data (proofs/ depends on semantics/ only): n nodes in

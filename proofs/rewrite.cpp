@@ -1,7 +1,7 @@
-// Alive-style float rewrites (DESIGN §5, rewrite.h): both sides are typed by
+// Alive-style float rewrites (docs/design.md §5, rewrite.h): both sides are typed by
 // the .stx front end (each side becomes the body of a one-line map), then
 // interpreted in the FPA domain below through the generic lambda evaluator
-// (lambda_eval.h, seed 6.7: one description, many interpretations).
+// (lambda_eval.h, §6.7: one description, many interpretations).
 #include "proofs/rewrite.h"
 
 #include <z3++.h>

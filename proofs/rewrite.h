@@ -1,4 +1,4 @@
-// Alive-style scalar rewrites in Z3's floating-point theory (DESIGN §5):
+// Alive-style scalar rewrites in Z3's floating-point theory (docs/design.md §5):
 // `LHS => RHS` holds when both sides give identical bits (NaN payloads aside:
 // both NaN, or equal as bit patterns, so -0 ≠ +0) for every input.
 //
@@ -29,7 +29,7 @@ struct RewriteOptions {
   unsigned timeout_ms = 10000;
   /// false: every op rounds to `dtype` (IEEE binary16 arithmetic for f16).
   /// true: the .stx lambda semantics, where f16/bf16 values compute in f32
-  /// and round once at the end (DESIGN §2).
+  /// and round once at the end (docs/design.md §2).
   bool half_in_f32 = false;
 };
 

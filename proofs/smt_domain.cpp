@@ -267,7 +267,7 @@ void SmtDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) {
       case RedOp::Min: a = fl ? ops_.minimum(a, x) : z3::ite(x < a, x, a); break;
       case RedOp::ArgMax:
       case RedOp::ArgMin: {
-        // NaN is the greatest value (DESIGN §3); ties keep the first index.
+        // NaN is the greatest value (docs/design.md §3); ties keep the first index.
         bool mx = s.op == RedOp::ArgMax;
         z3::expr take = c.bool_val(false);
         if (fl) {

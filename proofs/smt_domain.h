@@ -1,11 +1,11 @@
 // The symbolic domain of the generic tensor evaluator (semantics/
-// tensor_eval.h; seed 6.7: one description, many interpretations): every
+// tensor_eval.h; §6.7: one description, many interpretations): every
 // element is a Z3 term over symbolic inputs (fpa_ops.h gives each scalar op
 // its meaning), and ⊥ is a condition rather than an event. Internal to
 // proofs/ (it includes z3++.h); program_equiv.h is the interface.
 //
 // - Tensors hold stored values (f16 as binary16); loads widen them to the
-//   compute sort, stores round (DESIGN §2).
+//   compute sort, stores round (docs/design.md §2).
 // - ⊥ (an integer division by zero, an indirect index out of range after
 //   Python's wrapping of negatives) is or-ed into `bottom`: the evaluator is
 //   strict, so a program is ⊥ exactly when some element of some binding is.

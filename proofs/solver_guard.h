@@ -1,6 +1,6 @@
 // Internal to proofs/ (it includes z3++.h): the one mapping of an encoder's
 // or the solver's failure to an Unknown verdict. A check returns a verdict,
-// never an exception (STYLE, the Alive2 habit).
+// never an exception (the Alive2 habit).
 #pragma once
 
 #include <z3++.h>

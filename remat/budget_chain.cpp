@@ -1,4 +1,4 @@
-// Checkpoint schedules (seed 5.8, Definition 5.3) as node events.
+// Checkpoint schedules (§5.8, Definition 5.3) as node events.
 #include "remat/budget_chain.h"
 
 #include <map>

@@ -1,5 +1,5 @@
 // The memory budget on joint graphs (autodiff/joint_graph.h; beyond the
-// text, issue 15): the joint graph as a budget DAG, the min-cut partition's
+// text): the joint graph as a budget DAG, the min-cut partition's
 // schedule, and an executor that runs a node schedule for real — each
 // computed node lowered on its own (a one-node graph, the compiler's CPU
 // policies) and run through a Runner — whose outputs (forward outputs and

@@ -1,4 +1,4 @@
-// The memory budget for general DAGs (beyond the text; issue 15): the exact
+// The memory budget for general DAGs (beyond the text): the exact
 // solver (Checkmate's integer program, proofs/remat_ilp.h) turned into a node
 // schedule, and the strategies side by side under one budget — store-all,
 // the min-cut partition's schedule, the greedy heuristic and the exact

@@ -1,4 +1,4 @@
-// Node schedules under a peak-memory budget (beyond the text: seed 5.8's
+// Node schedules under a peak-memory budget (beyond the text: §5.8's
 // partitioner accepts a memory budget and ignores it). A schedule is a list
 // of events `compute v` / `free v` over a plain-data DAG; the checker replays
 // it, rejects it at the first illegal event, and measures peak live bytes and

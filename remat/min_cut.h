@@ -1,4 +1,4 @@
-// The minimum cut of the rematerialization network (seed 5.4, Theorem 5.2):
+// The minimum cut of the rematerialization network (§5.4, Theorem 5.2):
 // max flow with Boost.Graph's Edmonds–Karp (the text's algorithm), cross-
 // checked against Boykov–Kolmogorov on every network; the saved set read off
 // the residual network (vertices reachable from s; saved = split edges

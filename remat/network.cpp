@@ -1,5 +1,5 @@
 // Definition 5.2's network from a joint graph: the per-value facts (b, d, β,
-// c) and the rules for U of seed 5.4. See network.h for our readings of the
+// c) and the rules for U of §5.4. See network.h for our readings of the
 // text where it is silent.
 #include "remat/network.h"
 

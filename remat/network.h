@@ -1,10 +1,10 @@
-// The rematerialization network of seed 5.4 (Definition 5.2) built from a
+// The rematerialization network of §5.4 (Definition 5.2) built from a
 // joint graph (5.3): one entry per forward value (the primals included) with
 // its bytes b(v), distance d(v), factor β(v), capacity c(v), whether it is in
 // U (must be computed in the forward, with the rule that put it there) and in
 // B (read by the backward).
 //
-// Reconstructed equation (DESIGN §7): c(v) = β(v)·⌊b(v)·1.1^d(v)⌋, d clamped
+// Reconstructed equation (docs/design.md §7): c(v) = β(v)·⌊b(v)·1.1^d(v)⌋, d clamped
 // to [1, 100]. Our readings, stated once:
 // - d(v): the length of the shortest data path from v to a backward node
 //   ("forward steps between v and its first backward reader"): 1 when a

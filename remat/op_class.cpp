@@ -24,7 +24,7 @@ const std::map<std::string, OpClass, std::less<>>& table() {
          "clone.default", "alias.default", "contiguous.default", "_to_copy.default", "to.dtype", "full.default",
          "zeros.default", "ones.default", "arange.default", "arange.start", "arange.start_step", "gelu.default",
          "index.Tensor", "gather.default", "scalar_tensor.default",
-         // backward-only elementwise operators of joint graphs (seed Listing 5.2)
+         // backward-only elementwise operators of joint graphs (Listing 5.2 of the text)
          "gelu_backward.default", "tanh_backward.default", "sigmoid_backward.default",
          "threshold_backward.default"});
     add(OpClass::View, {"t.default", "transpose.int", "permute.default", "expand.default", "view.default",

@@ -1,4 +1,4 @@
-// What the min-cut partition (seed 5.4) needs to know about an operator: is it
+// What the min-cut partition (§5.4) needs to know about an operator: is it
 // cheap to recompute, and can it fuse with its producer. The classes follow
 // the text's rule 1 ("not the result of a cheap op, e.g. matmul or
 // convolution") and the fusion premise of 5.6 (a recomputed elementwise chain

@@ -1,4 +1,4 @@
-// Splitting a joint graph at a saved set (seed 5.4, 5.6).
+// Splitting a joint graph at a saved set (§5.4, 5.6).
 #include "remat/partition.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The partition of a joint graph into a forward graph and a backward graph
-// (seed 5.4-5.6). The forward graph computes the forward outputs and the
+// (§5.4–5.6). The forward graph computes the forward outputs and the
 // saved values; the backward graph takes the saved values, the tangents and
 // the primals it reads, recomputes the other forward values it needs, and
 // returns the gradients.
@@ -18,7 +18,7 @@
 namespace stax::remat {
 
 enum class Strategy {
-  MinCut,        ///< seed 5.4: the least-capacity feasible saved set
+  MinCut,        ///< §5.4: the least-capacity feasible saved set
   SaveAll,       ///< save every forward value the backward reads; recompute nothing
   RecomputeAll,  ///< save nothing: the backward recomputes every forward value it needs from the primals
 };

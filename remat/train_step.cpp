@@ -1,4 +1,4 @@
-// seed 5.6: the compiled forward and backward composed like an autograd.Function.
+// §5.6: the compiled forward and backward composed like an autograd.Function.
 #include "remat/train_step.h"
 
 #include <set>

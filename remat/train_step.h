@@ -1,4 +1,4 @@
-// The runtime composition of seed 5.6: the forward and backward graphs of a
+// The runtime composition of §5.6: the forward and backward graphs of a
 // partition, each lowered with the compiler's policies, wrapped like an
 // autograd.Function — forward() runs the compiled forward and keeps the
 // saved values as its context; backward() takes the upstream gradients

@@ -1,4 +1,4 @@
-// The partition as a verified transform (class exact, DESIGN §3): the forward
+// The partition as a verified transform (class exact, docs/design.md §3): the forward
 // graph and the backward graph, lowered (compiler::lower_graph, eager) and run
 // one after the other — the forward's saved outputs fed to the backward with
 // the tangents and primals — must give the same bits as the joint graph run
@@ -30,7 +30,7 @@ struct VerifyOptions {
   uint64_t seed = 1;
 };
 
-/// Where two tensors differ (DESIGN §3: same bits, or both NaN): "[i, j]:
+/// Where two tensors differ (docs/design.md §3: same bits, or both NaN): "[i, j]:
 /// expected V (bits), got W (bits)", or "type T, expected U"; nullopt when equal.
 std::optional<std::string> first_difference(const sem::Tensor& expected, const sem::Tensor& got);
 

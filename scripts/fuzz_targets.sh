@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long libFuzzer runs of the input-format targets (fuzz/README.md; issue 20):
+# Long libFuzzer runs of the input-format targets (fuzz/README.md):
 # each target N executions (default 10^7) from its seed corpus, built with
 # clang, ASan, UBSan and LeakSanitizer in build-sanitize/ (as
 # `scripts/test.sh --sanitize`). Targets run side by side, one per job.

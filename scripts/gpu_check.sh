@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU backend's device check (issue 18). Prepared for a machine with an
+# The GPU backend's device check. Prepared for a machine with an
 # NVIDIA GPU, the driver (libcuda.so.1) and NVRTC; never run in CI. One
 # command, under 5 minutes on an H200 ($STAX_GPU_BUDGET_S, default 285 s: a
 # step that would start past it is skipped and recorded as skipped; the long
@@ -347,7 +347,7 @@ run_examples() {
     if ref=$("$STAX" run "$f" --random-inputs 5 --show 1000000 2>&1); then rc_ref=0; else rc_ref=$?; fi
     if got=$("$STAX" run "$f" --random-inputs 5 --show 1000000 --backend "$BACKEND" 2>&1); then rc_got=0; else rc_got=$?; fi
     if [ "$rc_got" -eq 2 ] && grep -q "not supported by the GPU backend yet" <<< "$got"; then echo "$f: not supported"; continue; fi
-    # Equal results: the same bits, or both NaN (DESIGN §3): NaN's sign and
+    # Equal results: the same bits, or both NaN (docs/design.md §3): NaN's sign and
     # payload are not compared.
     ref=$(sed -E 's/-?nan \(0x[0-9a-f]+\)/nan/g' <<< "$ref"); got=$(sed -E 's/-?nan \(0x[0-9a-f]+\)/nan/g' <<< "$got")
     if [ "$rc_ref" -eq "$rc_got" ] && [ "$ref" == "$got" ]; then echo "$f: identical"; else echo "$f: DIFFERENT"; fi

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Exhaustive binary32 checks of every correctly rounded function against MPFR
-# (issue 17: the "Full 2^32 runs" table of mathlib/README.md), one function
+# (the "Full 2^32 runs" table of mathlib/README.md), one function
 # after another, at nice 19, resumable: rerun the same command to continue.
 #   scripts/mathcheck_all.sh [DIR] [FUNCTION...]
 # DIR (default mathcheck-runs/, ignored by git) receives F.out (the report),
 # F.err (the progress lines), F.state (the resume point) and F.done. With
 # STAX_MATHCHECK_STATE=DIR2 the state files live in DIR2 instead: the
-# repository keeps them in mathlib/exhaustive/, so a run lost with its
+# repository keeps them in results/exhaustive/, so a run lost with its
 # machine resumes from the last committed chunk on the next.
 # Needs build/cli/stax (scripts/build.sh) or $STAX. About 20-40 min of one core per
 # function on this 2-core machine; a long campaign, not a test.

@@ -12,7 +12,7 @@ pkgs=(
 source "$(dirname "$0")/apt_install_missing.sh"
 apt_install_missing setup "${pkgs[@]}"
 
-# NVRTC and ptxas for the GPU backend (issue 18), from NVIDIA's wheels on PyPI
+# NVRTC and ptxas for the GPU backend, from NVIDIA's wheels on PyPI
 # where the machine has no CUDA toolkit (this kind of machine has one in
 # /usr/local/cuda; Debian main has none), in a virtual environment of their own
 # under $STAX_CUDA_PREFIX (/opt/stax-cuda). The backend loads libnvrtc with

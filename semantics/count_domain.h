@@ -1,4 +1,4 @@
-// The Count domain of the generic evaluator (DESIGN §1, seed 6.7): what a
+// The Count domain of the generic evaluator (docs/design.md §1, §6.7): what a
 // scalar lambda costs, as an op count and the set of ops it uses. The
 // realization policy (6.6) reads it for its thresholds and its "expensive
 // op" rule; the cost of Theorem 5.1 is the same count.

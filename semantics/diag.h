@@ -1,4 +1,4 @@
-// User-facing diagnostics (STYLE: errors returned with file:line:col, never
+// User-facing diagnostics (errors returned with file:line:col, never
 // thrown past the CLI) and internal invariant checks.
 #pragma once
 

@@ -1,6 +1,6 @@
-// Element types of the tensor core language (DESIGN §2) and the f16/bf16
+// Element types of the tensor core language (docs/design.md §2) and the f16/bf16
 // storage conversions. Half types are storage types: a lambda computes on them
-// in f32 and rounds at casts and at a map's store (DESIGN §2, seed 6.2).
+// in f32 and rounds at casts and at a map's store (docs/design.md §2, §6.2).
 #pragma once
 
 #include <bit>

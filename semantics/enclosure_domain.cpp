@@ -258,7 +258,7 @@ bool EnclosureDomain::faithful_logic(ScalarOp op, DType tag, DType operand_tag, 
 void EnclosureDomain::faithful_result(ScalarOp op, DType tag, EVal& o, const EVal& a, const EVal* b,
                                       const EVal* c) {
   if (op == ScalarOp::Sigmoid || op == ScalarOp::Rsqrt) {
-    // DESIGN §3's composite definitions, each step faithful (exp(-x) may
+    // docs/design.md §3's composite definitions, each step faithful (exp(-x) may
     // overflow, so sigmoid(-100) may be 0): 1 / (1 + exp(-x)), 1 / sqrt(x).
     EVal& t = step_;
     EVal& one = one_;

@@ -1,4 +1,4 @@
-// The Real domain with rigorous enclosures (DESIGN §3, class real): every
+// The Real domain with rigorous enclosures (docs/design.md §3, class real): every
 // float value is an interval (MPFI, over MPFR at precision P) that contains
 // the exact real value of the program — each operation rounds its bounds
 // outward, sums are folded exactly into intervals, transcendental functions

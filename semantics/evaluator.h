@@ -1,5 +1,5 @@
-// The reference interpreter of the tensor core language (seed 6.9, Def. 6.5;
-// DESIGN §3), over the Ieee domain (bit-exact floats) and the Real domain
+// The reference interpreter of the tensor core language (§6.9, Def. 6.5;
+// docs/design.md §3), over the Ieee domain (bit-exact floats) and the Real domain
 // (MPFR). Tensor values are strict: a program fails (⊥) when any element of
 // any subexpression fails, and the failure names the binding and the index.
 #pragma once

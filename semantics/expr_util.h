@@ -62,8 +62,8 @@ sem::Expr find_node(const sem::Expr& e, const sem::ExprNode* target);
 /// An operand a kernel reads directly: a name, a view of a name, or a constant `full`.
 bool is_kernel_access(const sem::Expr& a);
 
-/// A binding's expression read as a kernel red?(map(g, a1, ..., ar)) (DESIGN
-/// §2): the reduction and the map when present, the operands it reads (the
+/// A binding's expression read as a kernel red?(map(g, a1, ..., ar))
+/// (docs/design.md §2): the reduction and the map when present, the operands it reads (the
 /// map's arguments, else the body itself), the loop domain D ++ R and |D|.
 /// The pointers point into the expression, which must outlive the Kernel.
 struct Kernel {

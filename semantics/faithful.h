@@ -12,7 +12,7 @@
 //  - a library function (exp, log, tanh, erf, ...) is within its documented
 //    bound of the real value: `ulps` units in the last place of the dtype and
 //    an absolute error `abs` (FaithfulModel::pytorch_cpu says which and why);
-//    sigmoid and rsqrt are their composite formulas (DESIGN §3), each step
+//    sigmoid and rsqrt are their composite formulas (docs/design.md §3), each step
 //    faithful, so an intermediate overflow is allowed for as in PyTorch;
 //  - a float sum of n terms in *any* order is within γ(n−1)·Σ|x| of the real
 //    sum (Higham, Thm. 4.4; it holds with gradual underflow), and may overflow

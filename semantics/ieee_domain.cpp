@@ -34,7 +34,7 @@ void float_op(ScalarOp op, size_t n, T* __restrict o, const T* __restrict a, con
     case ScalarOp::Maximum: for (size_t i = 0; i < n; ++i) o[i] = ieee::maximum_branchless(a[i], b[i]); return;
     case ScalarOp::Minimum: for (size_t i = 0; i < n; ++i) o[i] = ieee::minimum_branchless(a[i], b[i]); return;
     case ScalarOp::Sigmoid:
-      // 1 / (1 + exp(-a)) over the correctly rounded exp (DESIGN §3).
+      // 1 / (1 + exp(-a)) over the correctly rounded exp (docs/design.md §3).
       for (size_t i = 0; i < n; ++i) o[i] = -a[i];
       ieee::cr_n(math::Fn::Exp, n, o, o);
       for (size_t i = 0; i < n; ++i) o[i] = T(1) / (T(1) + o[i]);
@@ -330,7 +330,7 @@ void fold_typed(IeeeDomain::RedState& s, const T* v, size_t cnt, int64_t flat_st
         break;
       }
       case RedOp::ArgMin: {
-        bool take;  // NaN is the greatest value (DESIGN §3): it is the min only when all are NaN
+        bool take;  // NaN is the greatest value (docs/design.md §3): it is the min only when all are NaN
         if constexpr (std::is_floating_point_v<T>) take = x < a || (!std::isnan(x) && std::isnan(a));
         else take = x < a;
         if (take) a = x, s.arg[size_t(o)] = r;

@@ -1,4 +1,4 @@
-// The Ieee domain: the bit-exact reference float semantics (DESIGN §3), over
+// The Ieee domain: the bit-exact reference float semantics (docs/design.md §3), over
 // blocks of elements. A Value is a column of up to kBlock elements of the
 // compute type of its tag (f16/bf16 tags are carried in f32).
 #pragma once

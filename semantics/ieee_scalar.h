@@ -1,4 +1,4 @@
-// Scalar semantics of the reference float domain (DESIGN §3): IEEE-754 binary
+// Scalar semantics of the reference float domain (docs/design.md §3): IEEE-754 binary
 // arithmetic, round to nearest even, no contraction, IEEE 754-2019
 // maximum/minimum, correctly rounded transcendental functions (mathlib/), wrap-around
 // integers, NumPy's divmod for float floordiv/mod, Python's for integers.
@@ -71,7 +71,7 @@ inline T divmod(T a, T b, T& mod) {
   return floordiv;
 }
 
-// ---- transcendental functions: correctly rounded (mathlib/, DESIGN §3) ----
+// ---- transcendental functions: correctly rounded (mathlib/, docs/design.md §3) ----
 
 /// The mathlib function of a transcendental op; nullopt for every other op.
 inline std::optional<math::Fn> cr_fn(ScalarOp op) {
@@ -101,7 +101,7 @@ inline void cr_n(math::Fn f, size_t n, T* out, const T* a, const T* b = nullptr)
   else math::eval_f64_n(f, n, out, a, b);
 }
 
-/// Composite (DESIGN §3): 1 / (1 + exp(-a)) over the correctly rounded exp.
+/// Composite (docs/design.md §3): 1 / (1 + exp(-a)) over the correctly rounded exp.
 template <class T>
 inline T sigmoid(T a) {
   return T(1) / (T(1) + cr(math::Fn::Exp, T(-a)));

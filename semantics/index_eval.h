@@ -1,4 +1,4 @@
-// The generic evaluator of index expressions (DESIGN §1; seed 6.7: one
+// The generic evaluator of index expressions (docs/design.md §1; §6.7: one
 // description, many interpretations), the companion of lambda_eval.h for the
 // integer expressions of view maps. One walk; a domain gives each node kind
 // its meaning: concrete int64 values (the interpreter, the error-bound
@@ -58,7 +58,7 @@ typename D::Value eval_iexpr(const IExpr& e, D& dom) {
 }
 
 /// The concrete domain: int64 values with wrapping + - * and Python floor
-/// division and modulo (DESIGN §3), over index variables `idx`. `Env` gives
+/// division and modulo (docs/design.md §3), over index variables `idx`. `Env` gives
 /// the loads and the failures:
 ///   int64_t Env::load_index(const IExprNode& e, F&& arg);  // arg(k): index k
 ///   [[noreturn]] void Env::fail_index(const IExprNode& e, std::string reason);

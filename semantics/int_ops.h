@@ -1,5 +1,5 @@
 // Integer and bool scalar semantics shared by the Real domain and its
-// enclosure variant (DESIGN §3): exact, with Ieee's i32/i64 wrap-around,
+// enclosure variant (docs/design.md §3): exact, with Ieee's i32/i64 wrap-around,
 // Python's floor division and modulo, and ⊥ on division by zero.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The tensor core language (seed Def. 6.5; DESIGN §2): constants, scalar
+// The tensor core language (Def. 6.5 of the text; docs/design.md §2): constants, scalar
 // lambdas, index maps, tensor expressions and programs. Nodes are immutable
 // and carry a cached structural hash; structural equality ignores source
 // locations and lambda parameter names, so CSE can hash-cons on it.

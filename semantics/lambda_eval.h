@@ -1,4 +1,4 @@
-// The generic evaluator of scalar lambdas (seed 6.7: one description, many
+// The generic evaluator of scalar lambdas (§6.7: one description, many
 // interpretations). A lambda is a flat instruction list; a domain gives each
 // instruction its meaning. Domains whose values are blocks of elements (Ieee,
 // Real) evaluate a block per walk, so the walk is paid once per block, not

@@ -1,4 +1,4 @@
-// The lexer of the `.stx` text format (DESIGN §2): identifiers, integers,
+// The lexer of the `.stx` text format (docs/design.md §2): identifiers, integers,
 // floats (decimal, hex, nan/inf), punctuation, with the line:col of each
 // token for diagnostics. Internal to the parser.
 #pragma once

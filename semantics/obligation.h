@@ -1,4 +1,4 @@
-// Index proof obligations (DESIGN §5; seed 6.4, 6.8: Def. 6.4, Prop. 6.3,
+// Index proof obligations (docs/design.md §5; §6.4, 6.8: Def. 6.4, Prop. 6.3,
 // Prop. 6.4, Example 6.3). An obligation is data: its kind, where it comes
 // from, the formula in the text's notation, the facts it may assume, and the
 // index expressions themselves. proofs' `discharge` (proofs/index_smt.cpp, the
@@ -59,7 +59,7 @@ struct LoadFact {
 };
 
 /// 0 ≤ wrap(e) < extent, where wrap adds `extent` to a negative value when
-/// the component has an indirect load (Python-style, DESIGN §2).
+/// the component has an indirect load (Python-style, docs/design.md §2).
 struct InBoundsGoal {
   IExpr expr;
   int64_t extent = 0;

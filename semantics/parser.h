@@ -1,4 +1,4 @@
-// Parser and type checker for the `.stx` text format (DESIGN §2). Malformed
+// Parser and type checker for the `.stx` text format (docs/design.md §2). Malformed
 // input yields a Diag with file:line:col saying what was expected; it never
 // crashes or hangs (nesting depth and literal sizes are bounded).
 #pragma once

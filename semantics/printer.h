@@ -1,4 +1,4 @@
-// The `.stx` text printer (DESIGN §2). Floats print so they read back to the
+// The `.stx` text printer (docs/design.md §2). Floats print so they read back to the
 // same bits; views print in sugar form where they match one; print(parse(s))
 // is a fixed point.
 #pragma once

@@ -1,4 +1,4 @@
-// The obligations of a program and of the transforms (DESIGN §5): builders
+// The obligations of a program and of the transforms (docs/design.md §5): builders
 // that turn IR into Obligation data. No Z3 here.
 #pragma once
 

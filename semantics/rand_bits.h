@@ -1,5 +1,5 @@
 #pragma once
-// The counter-based hash of rand(key) (DESIGN §3): 24 random bits for each
+// The counter-based hash of rand(key) (docs/design.md §3): 24 random bits for each
 // (key, flat index), splitmix64's finaliser over a linear mix of the two.
 // One definition for every executor: the interpreter and the CPU backend
 // (rand_value, semantics/ir.cpp) and the GPU backend, whose device code

@@ -220,7 +220,7 @@ void RealDomain::red_fold(RedState& s, Value v, size_t cnt, int64_t flat_start) 
         bool take;
         if (fl) {
           int c = mpfr_nan_p(x.f) || mpfr_nan_p(a.f) ? 0 : mpfr_cmp(x.f, a.f);
-          // NaN is the greatest value (DESIGN §3).
+          // NaN is the greatest value (docs/design.md §3).
           take = s.op == RedOp::ArgMax ? c > 0 || (mpfr_nan_p(x.f) && !mpfr_nan_p(a.f))
                                        : c < 0 || (!mpfr_nan_p(x.f) && mpfr_nan_p(a.f));
         } else {

@@ -1,4 +1,4 @@
-// The Real domain (Theorem 6.3; DESIGN §3): every float op evaluated in MPFR
+// The Real domain (Theorem 6.3; docs/design.md §3): every float op evaluated in MPFR
 // at precision P (default 256 bits), sums with mpfr_sum (one rounding), float
 // casts the identity, ±inf in the extended reals. Integer and bool values are
 // exact, as in Ieee. It is the ground truth for error measurement.

@@ -1,4 +1,4 @@
-// The scalar op table of the tensor core language (DESIGN §2, seed 6.2/6.7).
+// The scalar op table of the tensor core language (docs/design.md §2, §6.2, 6.7).
 // Every op is listed once here; each domain switches over ScalarOp, so adding
 // an op breaks the build wherever it must be handled.
 #pragma once
@@ -69,7 +69,7 @@ bool op_may_fail(ScalarOp op, DType t);
 /// Type rule: the result tag of `op` applied to operands of the given tags, or
 /// an error message saying what was expected. `select` takes (bool, T, T).
 /// Half tags are kept: a half-tagged result is carried in f32 until a cast or
-/// a store rounds it (DESIGN §2).
+/// a store rounds it (docs/design.md §2).
 struct OpTyping {
   std::optional<DType> result;
   std::string error;

@@ -82,7 +82,7 @@ struct Tensor {
   uint64_t get_bits(int64_t i) const;
 };
 
-/// Same bits, or both NaN (DESIGN §3: equality of results).
+/// Same bits, or both NaN (docs/design.md §3: equality of results).
 bool element_equal(const Tensor& a, const Tensor& b, int64_t i);
 /// Text of element i: the value and, for floats, its bits in hex.
 std::string element_text(const Tensor& t, int64_t i);

@@ -1,5 +1,5 @@
-// The generic tensor-level evaluator, templated on a block domain (DESIGN §1,
-// STYLE 4): one walker for Ieee and Real. Maps over maps and views of stored
+// The generic tensor-level evaluator, templated on a block domain (docs/design.md §1):
+// one walker for Ieee and Real. Maps over maps and views of stored
 // tensors are evaluated lazily, a block of elements at a time; reductions,
 // let-bound values and the operands of views of computed values are
 // materialised (which keeps tensor values strict for ⊥).

@@ -1,4 +1,4 @@
-// View sugar (DESIGN §2): permute, slice, expand, reshape, unsqueeze, squeeze
+// View sugar (docs/design.md §2): permute, slice, expand, reshape, unsqueeze, squeeze
 // and gather expand into index maps when parsed (Prop. 6.2 for the affine
 // ones, 6.4 for reshape's floor/mod form), and are recognised again by the
 // printer so that the text stays readable.

@@ -67,7 +67,7 @@ bool composable(const ViewE& inner, const Shape& base, const Shape& middle, cons
   return true;
 }
 
-// DESIGN §5: a composition with floor/mod (a reshape) is applied only when the
+// docs/design.md §5: a composition with floor/mod (a reshape) is applied only when the
 // context's prover (Z3) proves the simplified composed map equal to the two
 // maps in turn.
 std::optional<std::string> composition_refused(const Context& ctx, const std::string& binding, const ViewE& inner,

@@ -1,4 +1,4 @@
-// Issue 18 / seed 6.6: the order in which one CUDA thread block reduces a
+// §6.6: the order in which one CUDA thread block reduces a
 // row, written in the core language so the interpreter's left folds are the
 // kernel's order (class real, bounded like the other reassociations). With m
 // threads per block and warps of w lanes:

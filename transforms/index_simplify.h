@@ -1,4 +1,4 @@
-// Simplification of index expressions (seed 6.4: "index expressions are kept
+// Simplification of index expressions (§6.4: "index expressions are kept
 // symbolic and simplified at construction"). Every rule is an identity on
 // the integers or holds for every index of the box, so simplification is an
 // exact rewrite.

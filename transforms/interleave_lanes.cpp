@@ -1,4 +1,4 @@
-// Seed 6.5 / DESIGN §4: W interleaved accumulators, the core-language form of
+// §6.5 / docs/design.md §4: W interleaved accumulators, the core-language form of
 // a W-wide SIMD reduction. Element j of the flattened reduction goes to lane
 // j mod W; lane l folds its elements l, l+W, l+2W, ... from the identity:
 //   L = red(op, ID, [T], P),  P over D ++ [W, T] reads j = W·t + l,

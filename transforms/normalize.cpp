@@ -1,7 +1,7 @@
 // The normaliser: a chain of exact transforms (let hoisting = realization,
 // view composition, map fusion, realization of reductions and of computed
 // operands of views) until every binding is one kernel in the normal form
-// red?(map(g, view(x1), ..., view(xr))) of DESIGN §2, or a bare iota/full.
+// red?(map(g, view(x1), ..., view(xr))) of docs/design.md §2, or a bare iota/full.
 #include "semantics/expr_util.h"
 #include "transforms/passes.h"
 

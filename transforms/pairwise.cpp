@@ -1,11 +1,11 @@
-// Seed 6.5 / Higham ch. 4: pairwise summation as nested splits by 2. The
+// §6.5 / Higham ch. 4: pairwise summation as nested splits by 2. The
 // flattened reduction (length n) is padded with the identity to B·P elements,
 // P = the next power of two >= ceil(n/B); blocks of B are folded sequentially
 // from the identity (no block red when B = 1), then log2(P) levels
 // red(op, ID, [2], reshape(·, D ++ [h, 2])) add adjacent blocks (2l, 2l+1):
 // the recursive halving of the padded range, the root folding in init
 // (reassoc.h). With the default B = 1 every summand is at depth ceil(log2 n),
-// the bound DESIGN §4 quotes.
+// the bound docs/design.md §4 quotes.
 #include "transforms/passes.h"
 #include "transforms/reassoc.h"
 

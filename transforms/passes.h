@@ -1,4 +1,4 @@
-// Entry points of the transforms (one .cpp each; STYLE: one pass per file),
+// Entry points of the transforms (one pass per .cpp file),
 // each with its typed options. Each is a pure function; the registry
 // (transform.cpp) names them and is the one place where the `NAME:key=val`
 // text of a pipeline is parsed and validated into these options.
@@ -53,7 +53,7 @@ struct NormalizeOptions {
 };
 Result normalize(const sem::Program& p, const NormalizeOptions& opt, Context& ctx);
 
-// Reduction reassociation (seed 6.5, Theorem 6.3, Listing 6.4; DESIGN §4),
+// Reduction reassociation (§6.5, Theorem 6.3, Listing 6.4; docs/design.md §4),
 // each written in the core language (reassoc.h): class real for float
 // sum/prod, exact for max/min and integers; argmax/argmin are refused. Each
 // rewrites every eligible red, or those of `binding=B` only.
@@ -116,7 +116,7 @@ struct TorchSumOptions : ReductionOptions {
 };
 Result torch_sum(const sem::Program& p, const TorchSumOptions& opt, Context& ctx);
 
-/// Whether a binding's expression is in kernel normal form (DESIGN §2).
+/// Whether a binding's expression is in kernel normal form (docs/design.md §2).
 bool is_kernel_normal_form(const sem::Expr& e);
 
 }  // namespace stax::xform

@@ -1,5 +1,5 @@
-// Shared construction kit of the reduction reassociation transforms (seed 6.5,
-// Theorem 6.3, Listing 6.4; DESIGN §4). Every reordering is built from core-
+// Shared construction kit of the reduction reassociation transforms (§6.5,
+// Theorem 6.3, Listing 6.4; docs/design.md §4). Every reordering is built from core-
 // language nodes only — `red` over a `view`, identity padding with `select`
 // over an `iota` mask, trees of `red` over [2] — so the left-fold semantics of
 // the transformed program *is* the reordered computation.
@@ -16,7 +16,7 @@
 // - Every inner `red` starts from that identity, so its first step is exact
 //   and adds no rounding; the original `init` goes into exactly one `red`,
 //   the outermost one, so the real semantics is unchanged (Theorem 6.3).
-// - f16/bf16 reductions accumulate in f32 (DESIGN §3): partials stay f32 and
+// - f16/bf16 reductions accumulate in f32 (docs/design.md §3): partials stay f32 and
 //   the result is rounded once with a final cast, as the source's store does.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Listing 6.4 / seed 6.5: red(op, init, R, x) over domain D becomes
+// Listing 6.4 / §6.5: red(op, init, R, x) over domain D becomes
 //   red(op, init, [k], red(op, ID, [m], P)),   m = ceil(n/k),
 // where P over D ++ [k, m] reads segment s, offset r at flat reduction index
 // j = m·s + r (R flattened row-major), padded with the identity ID when

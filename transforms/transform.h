@@ -1,4 +1,4 @@
-// Transforms of the tensor core language (seed 6.3-6.9, DESIGN §3). Each is a
+// Transforms of the tensor core language (§6.3–6.9, docs/design.md §3). Each is a
 // pure function on programs that declares its semantic class and logs every
 // rewrite, so a failure can be bisected to one rewrite (LLVM debug-counter
 // style: Context::max_rewrites).

@@ -1,10 +1,10 @@
-// Code generation of one kernel per binding (seed 6.6–6.8): a loop nest over the
+// Code generation of one kernel per binding (§6.6–6.8): a loop nest over the
 // binding's domain, with each lambda emitted through the Llvm domain of the
 // generic evaluator (semantics/lambda_eval.h) — the same instruction walk as
 // the Ieee domain, so an op added to the table breaks this build until it is
 // handled here too.
 //
-// Floating point exactly as the interpreter (DESIGN §3): no fast-math or
+// Floating point exactly as the interpreter (docs/design.md §3): no fast-math or
 // contraction flags; transcendental functions call the correctly rounded
 // functions the Ieee domain calls (vecmath.h), vectorised where the loop
 // is; f16/bf16 loads upcast and stores round through the shared runtime

@@ -1,4 +1,4 @@
-// The CPU backend (DESIGN §6): a program is normalised (transforms/normalize,
+// The CPU backend (docs/design.md §6): a program is normalised (transforms/normalize,
 // an exact transform), each binding becomes one JIT-compiled kernel
 // (codegen.h), and the kernels run in program order over a thread pool —
 // kernels that read each other only at their own rows a block of rows at a

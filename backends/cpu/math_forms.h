@@ -1,5 +1,5 @@
 #pragma once
-// The JIT's inlined math forms (issue 17): the 8-lane AVX2 forms of exp and
+// The JIT's inlined math forms: the 8-lane AVX2 forms of exp and
 // erf come with the library as LLVM bitcode (mathlib/f32_jit_forms.h). Under
 // MathBinding::Vector, on a host with AVX2 and FMA but not AVX-512 (whose
 // 512-bit entry points the kernels call instead), their 8-lane variants are

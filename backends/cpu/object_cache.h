@@ -1,4 +1,4 @@
-// The CPU backend's on-disk cache of kernel object code (issue 17, JIT
+// The CPU backend's on-disk cache of kernel object code (JIT
 // compile latency). An entry is one file named after a hash of its key; it
 // holds the full key text and the object, with a SHA-256 over both. A load
 // checks the size, the key and the checksum, so a truncated, corrupted or

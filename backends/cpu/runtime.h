@@ -1,6 +1,6 @@
 // The run-time support of JIT-compiled CPU kernels: the scalar functions a
 // kernel calls instead of emitting them inline, so that compiled code and
-// the Ieee domain share one implementation (DESIGN §3) — half-precision
+// the Ieee domain share one implementation (docs/design.md §3) — half-precision
 // conversions and rounding, NumPy's float divmod, saturating float→int
 // casts, the counter-based rand — and the correctly rounded math
 // (vecmath.h). Every symbol is

@@ -1,4 +1,4 @@
-// The correctly rounded math of compiled kernels (issue 17): the runtime
+// The correctly rounded math of compiled kernels: the runtime
 // entry points through which a kernel calls mathlib (crmath.h), the very
 // functions the interpreter's Ieee domain calls, so compiled and interpreted
 // bits agree by construction.

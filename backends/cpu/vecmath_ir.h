@@ -1,4 +1,4 @@
-// Code generation of the transcendental calls of a kernel (issue 17): a call
+// Code generation of the transcendental calls of a kernel: a call
 // of the correctly rounded scalar entry point (vecmath.h), marked pure and
 // carrying the "vector-function-abi-variant" attribute (LLVM LangRef; VFABI
 // names such as `_ZGV_LLVM_N8v_stax_cr_expf(stax_cr_expf_v8)`), with the

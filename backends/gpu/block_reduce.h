@@ -1,4 +1,4 @@
-// Block reductions (issue 18): where a program computes a reduction in the
+// Block reductions: where a program computes a reduction in the
 // order of `gpu-reduce:threads=M:warp=W` (transforms/gpu_reduce.cpp: M
 // block-stride accumulators, a halving shuffle tree per warp of W lanes, a
 // halving tree over the warp results), the GPU backend runs ONE kernel per

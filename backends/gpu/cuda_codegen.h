@@ -1,12 +1,13 @@
-// CUDA C code generation (issue 18, first slice): one kernel per binding of
-// a normal-form program, one thread per output element over a grid-stride
-// loop of the flat output index (64-bit index arithmetic). Lambdas are
+// CUDA C code generation: one kernel per binding of a normal-form program,
+// one thread per output element over a grid-stride loop of the flat output
+// index (64-bit index arithmetic), or one block per output element for a
+// block reduction (below). Lambdas are
 // emitted through the Cuda domain of the generic evaluator
 // (semantics/lambda_eval.h) and index maps through a domain of the index
 // evaluator (semantics/index_eval.h) — the same walks as the interpreter's,
 // no second tree walker.
 //
-// Exactness as the interpreter (DESIGN §3): the scalar semantics live in the
+// Exactness as the interpreter (docs/design.md §3): the scalar semantics live in the
 // prelude (cuda_prelude.h) — wrap-around integers, Python floor division and
 // modulo, NumPy's float divmod, branch-free IEEE maximum/minimum; float
 // constants by their bits; no contraction (the compile flags forbid it and
@@ -63,8 +64,8 @@ struct GpuSource {
   std::vector<GpuKernel> kernels;
 };
 
-/// The first feature of `p` this slice cannot compile exactly (e.g. "exp",
-/// "rand"), or nullopt.
+/// The first feature of `p` the backend cannot compile exactly, or nullopt
+/// (always nullopt now: every op of the core language compiles).
 std::optional<std::string> gpu_unsupported(const sem::Program& p);
 
 /// Emits every binding of the normal-form program `p` as one kernel. Throws

@@ -1,4 +1,4 @@
-// The correctly rounded functions in GPU kernels (issue 18): the fast paths
+// The correctly rounded functions in GPU kernels: the fast paths
 // of mathlib/f32_kernels.h (binary32) and f64_exp_log.h/f64_trig.h
 // (binary64), compiled as device code (NVRTC) or by the host compiler (the
 // emulator), against the host's own tables, copied into the module's global

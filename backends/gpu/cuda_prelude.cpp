@@ -9,7 +9,7 @@ namespace stax::backends::gpu {
 std::string_view cuda_prelude() {
   // The execution model's shim first (emu_shim.h: __global__, threadIdx,
   // barriers, shuffles, shared memory under STAX_EMU).
-  static const std::string text = std::string(cuda_emu_shim()) + R"CUDA(// ---- stax prelude: the interpreter's scalar semantics (DESIGN §3)
+  static const std::string text = std::string(cuda_emu_shim()) + R"CUDA(// ---- stax prelude: the interpreter's scalar semantics (docs/design.md §3)
 #ifdef STAX_EMU
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // The text every generated CUDA C source starts with: the scalar semantics of
-// the interpreter (DESIGN §3) as device functions of their own — bit casts
+// the interpreter (docs/design.md §3) as device functions of their own — bit casts
 // for exact constants, wrap-around integers, Python floor division and
 // modulo, NumPy's float divmod, saturating float→int casts, IEEE
 // maximum/minimum in ieee_scalar.h's branch-free form — and, under

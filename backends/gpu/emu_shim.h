@@ -1,4 +1,4 @@
-// The head of every generated CUDA C source (issue 18): under STAX_EMU, the
+// The head of every generated CUDA C source: under STAX_EMU, the
 // CUDA execution model on the host — __global__/__device__ as plain
 // functions, threadIdx/blockIdx/blockDim/gridDim as variables, and, for
 // kernels with barriers or warp shuffles, each block's threads as fibers

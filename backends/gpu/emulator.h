@@ -1,4 +1,4 @@
-// The host emulator of the CUDA execution model (issue 18): the generated
+// The host emulator of the CUDA execution model: the generated
 // CUDA C, prelude and kernels unchanged, compiled by the host C++ compiler
 // with the emulation shim (STAX_EMU in cuda_prelude.h) into a shared
 // object, loaded with dlopen. A kernel without barriers or shuffles is

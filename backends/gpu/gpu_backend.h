@@ -1,4 +1,4 @@
-// The GPU backend, first slice (issue 18): a program is normalised (as for
+// The GPU backend: a program is normalised (as for
 // the CPU backend, an exact transform), each binding becomes one CUDA C
 // kernel (cuda_codegen.h), and the kernels run in program order either on
 // the host emulator (Target::Emu, the same source compiled by the host C++

@@ -1,4 +1,4 @@
-// Seed 5.2, 5.7: reverse and forward mode are the same linear map read two
+// §5.2, 5.7: reverse and forward mode are the same linear map read two
 // ways. The adjoint identity <u, J v> = <Jᵀ u, v> in the Real domain (MPFR)
 // on example graphs, on every operator, and on generated random graphs; the
 // full Jacobian by n JVPs equals the one by m VJPs (Proposition 5.2). Each

@@ -1,4 +1,4 @@
-// Seed 5.3 (Algorithm 5.1, Listing 5.2): the joint graph of Example 5.1
+// §5.3 (Algorithm 5.1, Listing 5.2): the joint graph of Example 5.1
 // node for node, the structure of joint graphs (phases, tangents, grads,
 // JSON round trip, lowering), `stax grad` / `stax jvp` on the command line,
 // and bad input (golden files whose first line states the expected error).

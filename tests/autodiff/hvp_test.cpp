@@ -1,4 +1,4 @@
-// Seed 5.7: Hessian-vector products forward over reverse (the JVP of the
+// §5.7: Hessian-vector products forward over reverse (the JVP of the
 // joint graph) and reverse over reverse (the joint graph of the joint
 // graph): the Hessian built from n HVPs is symmetric and the two modes agree,
 // in the Real domain up to MPFR's rounding (2^-(P-64)·scale). Planted wrong

@@ -1,4 +1,4 @@
-// The CPU backend's transcendental functions (issue 17): every function on
+// The CPU backend's transcendental functions: every function on
 // every float dtype gives the correctly rounded bits of mathlib at every
 // LLVM level, through the vector variants (O2/O3 vectorise the loop and call
 // them) and through the scalar entry points alike; the optimised IR shows

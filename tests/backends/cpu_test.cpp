@@ -1,4 +1,4 @@
-// The CPU backend against the interpreter, bit for bit (DESIGN §3, §6): every
+// The CPU backend against the interpreter, bit for bit (docs/design.md §3, §6): every
 // example, generated programs before and after the lane/split transforms,
 // special values, f16/bf16, integer wrap and ⊥, thread counts 1 and 2; the
 // compile cache; no fast-math flag in the optimised IR; and every codegen

@@ -1,4 +1,4 @@
-// Block reductions on the GPU emulator (issue 18, block_reduce.h): a
+// Block reductions on the GPU emulator (block_reduce.h): a
 // reduction in gpu-reduce's order becomes ONE kernel (block-stride partials,
 // __shfl_down_sync per warp, warp results through __shared__ memory and
 // __syncthreads(), the tree over them) whose bits are the interpreter's on

@@ -1,4 +1,4 @@
-// The GPU backend's CUDA C (issue 18): NVRTC compiles every supported
+// The GPU backend's CUDA C: NVRTC compiles every supported
 // example and a few generated programs to PTX with the exactness flags, and
 // ptxas (where the toolkit has it) assembles that PTX for sm_90, so an
 // invalid kernel fails here without a GPU; the source never contracts

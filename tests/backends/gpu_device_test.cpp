@@ -1,4 +1,4 @@
-// The GPU backend on a real device (issue 18), hidden from the normal suite
+// The GPU backend on a real device, hidden from the normal suite
 // (tag [.gpu]: there is no GPU in CI) and run by scripts/gpu_check.sh: every
 // example and STAX_GPU_PROGRAMS generated programs (default 1000, the
 // campaigns' generator: transcendental ops and rand included) with

@@ -1,5 +1,5 @@
 // The GPU backend's CUDA C on the host emulator against the interpreter, bit
-// for bit (issue 18): every example, generated programs (transcendental ops
+// for bit: every example, generated programs (transcendental ops
 // on every float dtype and rand included), every math function on f64, f32,
 // f16 and bf16, rand on every float dtype, lanes recomputed after their
 // rounding test failed (binary32 and binary64), special values, integer

@@ -1,4 +1,4 @@
-// gpu-reduce (issue 18): the order of one CUDA thread block's reduction as a
+// gpu-reduce: the order of one CUDA thread block's reduction as a
 // core-language transform. Against a C++ model of the kernel (block-stride
 // thread accumulators, __shfl_down_sync trees per warp, a tree over the warp
 // results in shared memory), bit for bit; a full 256-lane halving tree (the

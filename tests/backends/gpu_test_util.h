@@ -1,6 +1,6 @@
 // Shared by the GPU backend's tests: the first difference between the
 // interpreter and a GPU target over the oracle's input kinds, and the
-// examples this slice of the backend supports.
+// examples the backend supports (every one now).
 #pragma once
 
 #include <filesystem>

@@ -5,7 +5,7 @@
 // on NaNs of both signs and payloads in any place (the first one, quieted,
 // is the result), zeros of both signs in either order, infinities, finite
 // inits, f32 and f64, and the oracle's input kinds (equal: the same bits or
-// both NaN, DESIGN §3). The wrong case keeps the keys' result in a block
+// both NaN, docs/design.md §3). The wrong case keeps the keys' result in a block
 // with a NaN: a number where a lane folded only NaNs beyond the other
 // infinity (max: a negative one), the same bits without NaNs.
 #include <catch2/catch.hpp>

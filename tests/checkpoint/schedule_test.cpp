@@ -1,4 +1,4 @@
-// Reversal schedules (seed 5.8): the checker's rejections, each with the
+// Reversal schedules (§5.8): the checker's rejections, each with the
 // first offending action; Theorem 5.3's uniform segments for every l in
 // 1..1000; Theorem 5.4's construction and revolve's forward-step count
 // against the checker for all small l and s.

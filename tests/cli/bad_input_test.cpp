@@ -1,4 +1,4 @@
-// Bad input, stated (issue 20): every golden bad-input case
+// Bad input, stated: every golden bad-input case
 // (tests/golden/bad_input, and the graph goldens of tests/golden/compiler and
 // tests/golden/autodiff) run against the `stax` binary: the exit code and the
 // first line of the message as the case states them, never a crash or a

@@ -1,4 +1,4 @@
-// `stax bench --backend gpu|gpu-emu` end to end (issue 18): the JSON
+// `stax bench --backend gpu|gpu-emu` end to end: the JSON
 // schema (compile time, launch configuration, bytes, GB/s, the copy
 // ratio, the bits), a codegen mutant reported as bits NOT identical, and
 // `--backend gpu` without a driver: a clear message and exit 2, never a

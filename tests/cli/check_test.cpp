@@ -1,4 +1,4 @@
-// `stax transform`, `stax check`, `stax tv` end to end (DESIGN §8): exit
+// `stax transform`, `stax check`, `stax tv` end to end (docs/design.md §8): exit
 // codes, the Alive2-style report, --json, --max-rewrites.
 #include <catch2/catch.hpp>
 #include <filesystem>

@@ -1,4 +1,4 @@
-// scripts/gpu_check.sh's host-side parts (issue 18): the script parses, its
+// scripts/gpu_check.sh's host-side parts: the script parses, its
 // --dry-run (the emulator in place of the device) writes the JSON report
 // with the bench reports it consumes — produced by `stax bench --backend
 // gpu-emu`, the schema `--backend gpu` writes — the bandwidth section and

@@ -1,5 +1,5 @@
 // `stax run` end to end: exit codes 0/1/2, .npy in and out, replayable
-// random inputs (DESIGN §8).
+// random inputs (docs/design.md §8).
 #include <catch2/catch.hpp>
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-// Seed 6.1-6.8: graph parsing errors, Algorithm 6.1, the goldens of the text
+// §6.1–6.8: graph parsing errors, Algorithm 6.1, the goldens of the text
 // (Listing 6.2, Examples 6.1-6.3), eager vs policy lowering through the
 // oracle, deliberately wrong lowerings that the oracle must reject, and the
 // Count domain that the realization policy reads.

@@ -1,4 +1,4 @@
-// The memory-budget experiment (issue 15): the quick sweep runs, checks every
+// The memory-budget experiment: the quick sweep runs, checks every
 // schedule and writes its CSV, Markdown and gnuplot script; a planted illegal
 // schedule (Options::wrong_expectation) makes it fail (exit 1).
 #include <catch2/catch.hpp>

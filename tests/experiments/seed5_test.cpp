@@ -1,4 +1,4 @@
-// The seed-5 experiments (listing-5-2, table-5-1, theorem-5-1,
+// The section-5 experiments (listing-5-2, table-5-1, theorem-5-1,
 // proposition-5-2): each runs, writes its CSV and Markdown, and matches the
 // text; a deliberately wrong expected value (Options::wrong_expectation)
 // must turn each into a mismatch (exit 1).
@@ -116,7 +116,7 @@ TEST_CASE("proposition-5-2: Jacobians equal both ways, the predicted mode cheape
   CHECK(items_with(slurp(o.out_dir + "/proposition-5-2/proposition_5_2.csv"), "mismatch").count("example_5_1_forward") == 1);
 }
 
-TEST_CASE("stax experiment runs a seed-5 experiment from the CLI") {
+TEST_CASE("stax experiment runs a section-5 experiment from the CLI") {
   auto o = options("cli");
   std::string cmd = std::string(STAX_BINARY) + " experiment table-5-1 --out " + o.out_dir + " --examples " + o.examples_dir +
                     " > /dev/null";

@@ -39,7 +39,7 @@ double from_bits(uint64_t b) {
   return d;
 }
 
-// DESIGN §3: same bits, or both NaN.
+// docs/design.md §3: same bits, or both NaN.
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || bits(a) == bits(b); }
 
 std::string describe(Fn f, double x, double y, double got, double want) {

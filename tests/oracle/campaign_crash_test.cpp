@@ -1,4 +1,4 @@
-// A crash is a finding, never the end of a campaign (DESIGN §8, `stax fuzz`):
+// A crash is a finding, never the end of a campaign (docs/design.md §8, `stax fuzz`):
 // an iteration that dies by a signal or hangs past the iteration timeout is
 // recorded as a finding of kind "crash" with its seed, program and the
 // command that runs that seed again, and the worker restarts after it, so

@@ -1,4 +1,4 @@
-// Class real on whole programs (DESIGN §3): the false positives that
+// Class real on whole programs (docs/design.md §3): the false positives that
 // long campaigns found (tests/golden/class-real/*/source.stx with the inputs
 // the campaign drew) now verify on those very inputs and on generated ones;
 // a hand-made wrong target beside some of them (wrong.stx) must still be

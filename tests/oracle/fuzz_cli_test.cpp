@@ -1,4 +1,4 @@
-// `stax fuzz` end to end (DESIGN §8): exit codes, the database,
+// `stax fuzz` end to end (docs/design.md §8): exit codes, the database,
 // reports, reproducer files that replay, resume, merge, --list-mutants.
 #include <catch2/catch.hpp>
 

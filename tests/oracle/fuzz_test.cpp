@@ -1,4 +1,4 @@
-// Differential fuzzing (DESIGN §8, `stax fuzz`): one iteration, backend comparison through
+// Differential fuzzing (docs/design.md §8, `stax fuzz`): one iteration, backend comparison through
 // an injected runner, the shrinker on planted failures, every transform
 // mutant found by a short seeded campaign, and SQLite campaigns (resume after
 // SIGKILL, independence from --jobs, shard merge).

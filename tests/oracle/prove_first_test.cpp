@@ -1,4 +1,4 @@
-// From testing to proof (issue 16): the whole-program prover
+// From testing to proof: the whole-program prover
 // (proofs/program_equiv.h) behind the checker. Each verdict names its
 // strength: proved (all inputs at these shapes), tested (N input sets),
 // refuted (a counterexample the interpreter reproduces).

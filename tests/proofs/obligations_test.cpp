@@ -1,4 +1,4 @@
-// Index proof obligations (DESIGN §5): every kind has a provable and a
+// Index proof obligations (docs/design.md §5): every kind has a provable and a
 // refutable case, and Example 6.3's two gathers get the verdicts the text
 // gives them (g1 keeps its check, g2 is proved in range).
 #include <catch2/catch.hpp>

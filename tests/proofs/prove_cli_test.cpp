@@ -1,4 +1,4 @@
-// `stax prove` and `stax rewrite` end to end (DESIGN §8): exit codes 0 / 1 /
+// `stax prove` and `stax rewrite` end to end (docs/design.md §8): exit codes 0 / 1 /
 // 3 / 2, the listing, --json, --transform.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The scalar rewrite catalog (examples/rewrites/*.opt, DESIGN §5): every
+// The scalar rewrite catalog (examples/rewrites/*.opt, docs/design.md §5): every
 // rule gets the verdict its first line states (Alive2's test habit), and a
 // few properties of the checker itself: counterexamples carry decimal and hex
 // inputs, uninterpreted functions never prove a rule that needs their

@@ -1,5 +1,5 @@
-// `stax partition --memory-budget` and `stax train-step --memory-budget`
-// (issue 15): the summary, the below-minimum error (exit 2 naming the
+// `stax partition --memory-budget` and `stax train-step --memory-budget`:
+// the summary, the below-minimum error (exit 2 naming the
 // minimum), forward graphs differentiated first, and a budgeted training
 // step writing the same files, bit for bit, as the partition's step.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// The memory budget (issue 15, beyond the text): the node-schedule checker
+// The memory budget (beyond the text): the node-schedule checker
 // with a deliberately wrong case per check, store-all / order / heuristic
 // schedules, checkpoint schedules measured on the chain DAG, Checkmate's
 // integer program (Z3) against brute force over the same model on tiny

@@ -1,4 +1,4 @@
-// The double-backward contract (seed 5.7): a compiled backward (the backward
+// The double-backward contract (§5.7): a compiled backward (the backward
 // graph of a partition, the one a train step runs) is not itself
 // differentiable. Asking for its gradient — reverse mode, forward mode, a
 // Hessian-vector product, `stax grad` on the backward of `stax partition

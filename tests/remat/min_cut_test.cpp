@@ -1,4 +1,4 @@
-// The rematerialization network (seed Def. 5.2), its rules for U and its min
+// The rematerialization network (Def. 5.2 of the text), its rules for U and its min
 // cut: Table 5.1, Proposition 5.1 and optimality against brute force over
 // every saved set on random networks of at most 16 values, the per-component
 // solution against the monolithic one, and the text's fallback.

@@ -1,4 +1,4 @@
-// The partition as a verified transform (seed 5.4-5.6): the forward and
+// The partition as a verified transform (§5.4–5.6): the forward and
 // backward graphs, run in turn, give the joint graph's bits, for the three
 // strategies, on Example 5.1, an MLP and random joint graphs; deliberately
 // wrong partitions (a saved value dropped, a wrong recomputation, a backward
@@ -224,7 +224,7 @@ TEST_CASE("stax partition prints Table 5.1 for Example 5.1") {
   CHECK(doc["strategy"] == "save-all");
   CHECK(doc["verification"]["status"] == "tested");
   CHECK(doc["strategies"].size() == 3);
-  // The budget (issue 15): below the exact minimum exits 2 naming it; above,
+  // The budget: below the exact minimum exits 2 naming it; above,
   // the budgeted schedules are printed.
   test::Run b = test::run_stax(dir, "partition " + ex + " --memory-budget 4096 --no-verify");
   CHECK(b.code == 2);

@@ -1,4 +1,4 @@
-// The runtime composition of seed 5.6 (remat/train_step.h, `stax
+// The runtime composition of §5.6 (remat/train_step.h, `stax
 // train-step`): forward then backward through the policy lowering gives the
 // joint graph's bits; the backward is compiled only when called; misuse is an
 // error, not a crash; a wrong partition is caught by the CLI's check.
@@ -140,7 +140,7 @@ TEST_CASE("stax train-step: interp and cpu backends, forward only, outputs, bad 
   CHECK(missing.code == 2);
   CHECK(test::contains(missing.err, "'x'"));
   test::Run plain = test::run_stax(dir, "train-step " + std::string(STAX_SOURCE_DIR) + "/examples/graphs/example_5_1_forward.json");
-  // A forward graph is differentiated first (issue 15); here its primals are missing.
+  // A forward graph is differentiated first; here its primals are missing.
   CHECK(plain.code == 2);
   CHECK(test::contains(plain.err, "'x'"));
   CHECK(test::run_stax(dir, "train-step " + mlp + " --random-inputs 1 --backend gpu").code == 2);

@@ -1,5 +1,5 @@
 // Tests of the f16/bf16 storage conversions and the round-to-odd helpers of
-// semantics/dtype.h (DESIGN §2, §3: round to nearest even, subnormals kept,
+// semantics/dtype.h (docs/design.md §2, §3: round to nearest even, subnormals kept,
 // NaN stays NaN). Each conversion is compared with a reference written here
 // independently (nearest value found in a table of every finite half value,
 // ties to the even significand), and each check has a deliberately wrong

@@ -1,4 +1,4 @@
-// The tensor-level evaluator (DESIGN §2-3): ⊥ cases and where they are
+// The tensor-level evaluator (docs/design.md §2-3): ⊥ cases and where they are
 // reported, strictness, views and their sugar, iota/full, let-in, several
 // outputs, and the input checks. Failures are checked in both domains.
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // The scalar ops of the op table (semantics/scalar_op.h) in the Ieee domain
-// (DESIGN §3), checked bit for bit against hand-derived patterns or, for the
+// (docs/design.md §3), checked bit for bit against hand-derived patterns or, for the
 // transcendental functions, against MPFR's correctly rounded results (the
 // semantics names correct rounding, not the host libm). Every op is
 // run through a tiny program, so the parser's typing and the evaluator's

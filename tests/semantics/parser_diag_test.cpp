@@ -1,4 +1,4 @@
-// Diagnostics of the `.stx` parser (DESIGN §2, STYLE rule 5): malformed
+// Diagnostics of the `.stx` parser (docs/design.md §2): malformed
 // input gives a diagnostic at the right line:col saying what was expected,
 // the same programs without the mistake parse, and no input — deeply nested,
 // truncated or mutated — crashes or hangs the parser.

@@ -1,4 +1,4 @@
-// Tests of the `.stx` parser and type checker (DESIGN §2): every grammar form
+// Tests of the `.stx` parser and type checker (docs/design.md §2): every grammar form
 // parses with the right types and shapes (its diagnostics are in
 // parser_diag_test.cpp).
 #include <catch2/catch.hpp>
@@ -48,7 +48,7 @@ std::vector<Const> lambda_consts(const Lambda& f) {
 
 // ------------------------------------------------------------- statements
 
-TEST_CASE("parser: the DESIGN example parses with the documented types", "[parser]") {
+TEST_CASE("parser: the docs/design.md example parses with the documented types", "[parser]") {
   const std::string src = R"(# h = x @ W ; y = sum(gelu(h))
 input x : f32[32, 64]
 input W : f32[64, 64]

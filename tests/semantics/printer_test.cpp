@@ -1,4 +1,4 @@
-// Tests of the `.stx` printer (DESIGN §2): print(parse(s)) is a fixed point and
+// Tests of the `.stx` printer (docs/design.md §2): print(parse(s)) is a fixed point and
 // reads back to the same program; floats print so that they read back to the
 // same bits; views print back in sugar form.
 #include <catch2/catch.hpp>
@@ -52,7 +52,7 @@ std::string round_trip(const std::string& src, const std::string& what) {
 
 // Programs covering every form of the grammar.
 const char* const kPrograms[] = {
-    // 0: DESIGN §2's example
+    // 0: docs/design.md §2's example
     R"(# h = x @ W ; y = sum(gelu(h))
 input x : f32[32, 64]
 input W : f32[64, 64]
@@ -236,7 +236,7 @@ TEST_CASE("printer: the printed form is canonical", "[printer]") {
   CHECK(contains(t, "map(add, x, x)"));
   t = round_trip("input x : f32[2]\nlet a = map(fn(p, q) => add(q, p), x, x)\noutput a\n", "swapped");
   CHECK(contains(t, "map(fn(p, q) => add(q, p), x, x)"));
-  // The DESIGN example prints as expected.
+  // The docs/design.md example prints as expected.
   t = round_trip(kPrograms[0], "design");
   CHECK(contains(t, "let h : f32[32, 64] = red(sum, 0.0, [64], map(mul, view(x, [32, 64, 64], (i, j, k) -> (i, k)), "
                     "view(W, [32, 64, 64], (i, j, k) -> (k, j))))"));

@@ -1,4 +1,4 @@
-// The Real domain (Theorem 6.3; DESIGN §3) against the Ieee domain: a single
+// The Real domain (Theorem 6.3; docs/design.md §3) against the Ieee domain: a single
 // correctly rounded IEEE op is the real result rounded once, so the two must
 // agree bit for bit after rounding the Real value to the format; sums are
 // exact (mpfr_sum), float casts are the identity, the precision is a knob.
@@ -124,7 +124,7 @@ TEST_CASE("correctly rounded f32 ops: Real rounded to f32 equals Ieee") {
   }
 }
 
-TEST_CASE("transcendental ops: Real rounded to f32 / f64 equals Ieee (issue 17)") {
+TEST_CASE("transcendental ops: Real rounded to f32 / f64 equals Ieee") {
   // Every function of mathlib/ on random, special and subnormal operands:
   // Ieee(f)(x) == round(Real(f)(x)) in both compute types.
   const char* fns[] = {"exp", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf", "sin", "cos"};

@@ -1,4 +1,4 @@
-// Reductions in the Ieee domain (DESIGN §3): a left fold from `init` in
+// Reductions in the Ieee domain (docs/design.md §3): a left fold from `init` in
 // lexicographic order of the reduction index, IEEE 754-2019 max/min,
 // argmax/argmin with NaN as the greatest value and ties to the smallest index,
 // wrap-around integers, and half types accumulated in f32 and rounded once.

@@ -36,7 +36,7 @@ struct Outcome {
   sem::Program target;
 };
 
-/// 16 input sets, seed 7, after a proof attempt (issue 16): the goldens
+/// 16 input sets, seed 7, after a proof attempt: the goldens
 /// state which verdicts are proofs for all inputs at their shapes.
 oracle::CheckOptions prove_first() {
   oracle::CheckOptions o{16, 7};

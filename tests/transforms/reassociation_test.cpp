@@ -1,5 +1,5 @@
-// Reduction reassociation transforms (seed 6.5, Theorem 6.3, Listing 6.4;
-// DESIGN §4): golden before/after text, print/parse round trips,
+// Reduction reassociation transforms (§6.5, Theorem 6.3, Listing 6.4;
+// docs/design.md §4): golden before/after text, print/parse round trips,
 // bit-exactness of max/min reassociation (NaN, ±0), real-semantics
 // preservation of sum/prod, the -0.0 padding identity (and the +0.0 mistake),
 // 16 lanes against a plain C++ loop, and NumPy's pairwise_sum bit for bit.

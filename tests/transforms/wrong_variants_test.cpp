@@ -25,7 +25,7 @@ oracle::Verdict check(const Program& src, const Program& tgt, SemClass cls) {
   return oracle::check_programs(src, tgt, cls, {24, 5});
 }
 
-/// The prover alone refutes the wrong variant too (issue 16), with inputs
+/// The prover alone refutes the wrong variant too, with inputs
 /// the interpreter reproduces: not only the input generators find it.
 void require_refuted_by_prover(const Program& src, const Program& tgt, SemClass cls) {
   if (cls == SemClass::Real) return;  // the prover judges exact and refines
@@ -269,7 +269,7 @@ TEST_CASE("tv checks the interface of programs from outside") {
   oracle::Verdict b = check(p, retyped, SemClass::Exact);
   CHECK_THAT(b.message, Catch::Contains("input 'x' is f32[8] in the source but f64[8]"));
   CHECK(check(p, p, SemClass::Exact).status == oracle::Status::Verified);
-  CHECK(check(p, p, SemClass::Real).status == oracle::Status::Verified);  // class real is checkable (DESIGN §4)
+  CHECK(check(p, p, SemClass::Real).status == oracle::Status::Verified);  // class real is checkable (docs/design.md §4)
 }
 
 TEST_CASE("a failing pipeline is bisected to its first bad rewrite") {

@@ -1,4 +1,4 @@
-// Zero extents and empty reductions through every transform (DESIGN §3: a
+// Zero extents and empty reductions through every transform (docs/design.md §3: a
 // reduction over no element is its init; a tensor with a zero extent has no
 // element to fail). The shrinker and seeded bugs produce such programs, so
 // each transform must either leave the program as the oracle accepts it or
