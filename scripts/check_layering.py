@@ -6,8 +6,11 @@ DEPS ...)` (and `target_link_libraries(stax_NAME ...)`), takes the
 transitive closure over the `stax::X` dependencies, then scans every source
 file under each library's folder for `#include "X/..."` with X a top-level
 folder of the project: X must be the library itself or in its closure.
-`tests/<lib>/` is checked the same way against `<lib>`; the shared test
-helpers (`#include "tests/..."`) are allowed there. Folders that hold only
+`tests/<dir>/` is checked against the libraries its executables link, as
+tests/CMakeLists.txt declares them (`set(stax_test_libs_<dir> stax::X ...)`:
+the library the folder tests, and the checkers its tests use), else against
+`<dir>` itself; the shared test helpers (`#include "tests/..."`) are allowed
+there. Folders that hold only
 executables above every library (bench/, fuzz/) may include any library.
 
     python3 scripts/check_layering.py [--quiet] [--no-tests] [--root DIR]
@@ -72,6 +75,17 @@ def read_libraries():
                 libs[name][1].update(a[len("stax_"):] for a in m.group(2).split()
                                      if a.startswith("stax_") and a[len("stax_"):] in libs)
     return libs
+
+
+def read_test_links():
+    """{tests/ folder: the stax libraries its executables link} (tests/CMakeLists.txt)."""
+    path = os.path.join(ROOT, "tests", "CMakeLists.txt")
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        text = strip_cmake_comments(f.read())
+    return {m.group(1): [a[len("stax::"):] for a in m.group(2).split() if a.startswith("stax::")]
+            for m in re.finditer(r"\bset\s*\(\s*stax_test_libs_(\w+)([^)]*)\)", text)}
 
 
 def closure(libs):
@@ -158,10 +172,16 @@ def main():
 
     test_files = 0
     if not args.no_tests and os.path.isdir(os.path.join(ROOT, "tests")):
+        links = read_test_links()
         for sub in sorted(os.listdir(os.path.join(ROOT, "tests"))):
             if not os.path.isdir(os.path.join(ROOT, "tests", sub)):
                 continue
-            if sub in libs:
+            if sub in links:
+                unknown = [x for x in links[sub] if x not in reach]
+                if unknown:
+                    sys.exit(f"check_layering: tests/{sub} links stax::{unknown[0]}, which no stax_library declares")
+                lib, allowed = sub, set().union(*(reach[x] for x in links[sub])) | {sub}
+            elif sub in libs:
                 lib, allowed = sub, reach[sub]
             elif sub in TOP_EXECUTABLES:
                 lib, allowed = sub, everything | {sub}
