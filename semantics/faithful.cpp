@@ -12,7 +12,7 @@ namespace stax::sem {
 
 FaithfulModel FaithfulModel::pytorch_cpu() {
   // Inductor calls Vectorized<float>::exp()/log()/tanh()/..., SLEEF's `_u10`
-  // functions (documented maximum error 1.0 ULP; REFERENCES.md), and glibc
+  // functions (documented maximum error 1.0 ULP; docs/pytorch.md), and glibc
   // in scalar code. Eager ATen, built with MKL, calls MKL's vector math in its
   // high-accuracy mode for exp, log, log2, log10, sin, cos, tanh, erf and
   // sqrt (include/ATen/cpu/vml.h), measured within 1 ULP here. Vectorized<float>::erf
