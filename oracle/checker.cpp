@@ -145,11 +145,10 @@ std::string fmt_e(double v) {
 namespace {
 
 bool has_float_fold(const Expr& e) {
-  if (auto* r = std::get_if<RedE>(&e->p); r && is_float(e->type.dtype) && (r->op == RedOp::Sum || r->op == RedOp::Prod))
-    return true;
-  for (const Expr& c : sem::children(e))
-    if (has_float_fold(c)) return true;
-  return false;
+  return sem::any_node(e, [](const Expr& n) {
+    const auto* r = std::get_if<RedE>(&n->p);
+    return r && is_float(n->type.dtype) && (r->op == RedOp::Sum || r->op == RedOp::Prod);
+  });
 }
 
 /// The bindings whose value depends on a float sum or product: where a

@@ -99,8 +99,7 @@ int64_t nonzero_elements(const Inputs& in) {
 }
 
 void all_nodes(const Expr& e, std::vector<Expr>& out) {
-  out.push_back(e);
-  for (const Expr& k : sem::children(e)) all_nodes(k, out);
+  sem::for_each_node(e, [&](const Expr& n) { out.push_back(n); });
 }
 
 /// Removes bindings that no output needs (by name, index loads included).

@@ -32,6 +32,24 @@ sem::Expr substitute(const sem::Expr& e, const std::string& name, const sem::Exp
 /// Renames free uses of `from` to `to`, in operands and in index loads.
 sem::Expr rename(const sem::Expr& e, const std::string& from, const std::string& to);
 
+/// Calls f(node) for every node of the tree under `e`, a node before its
+/// operands (a shared subexpression once per use).
+template <class F>
+void for_each_node(const sem::Expr& e, F&& f) {
+  f(e);
+  for (const sem::Expr& c : children(e)) for_each_node(c, f);
+}
+
+/// Whether some node of the tree under `e` satisfies `pred`; stops at the
+/// first.
+template <class P>
+bool any_node(const sem::Expr& e, P&& pred) {
+  if (pred(e)) return true;
+  for (const sem::Expr& c : children(e))
+    if (any_node(c, pred)) return true;
+  return false;
+}
+
 /// Calls f(node) once for each distinct node of the DAG under `e`, operands
 /// before users; `seen` holds the nodes visited, so a subexpression shared
 /// between calls is visited once across them too.

@@ -17,10 +17,7 @@ using namespace sem;
 namespace {
 
 bool has_rand(const Expr& e) {
-  if (std::holds_alternative<RandE>(e->p)) return true;
-  for (const Expr& k : children(e))
-    if (has_rand(k)) return true;
-  return false;
+  return any_node(e, [](const Expr& n) { return std::holds_alternative<RandE>(n->p); });
 }
 
 // Seeded bug (semantics/mutants.h) "cse-merge-rand": rand nodes compare
@@ -59,8 +56,8 @@ Expr replace_equal(const Expr& e, const Expr& target, const Expr& by) {
 }
 
 size_t size_of(const Expr& e) {
-  size_t n = 1;
-  for (const Expr& k : children(e)) n += size_of(k);
+  size_t n = 0;
+  for_each_node(e, [&](const Expr&) { ++n; });
   return n;
 }
 

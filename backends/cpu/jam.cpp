@@ -22,12 +22,12 @@ bool calls_math(const Expr& e) {
   static const std::set<ScalarOp> math = {ScalarOp::Exp,  ScalarOp::Log,     ScalarOp::Log2, ScalarOp::Log10,
                                           ScalarOp::Log1p, ScalarOp::Expm1,  ScalarOp::Tanh, ScalarOp::Sigmoid,
                                           ScalarOp::Erf,  ScalarOp::Sin,     ScalarOp::Cos,  ScalarOp::Pow};
-  if (const auto* m = std::get_if<MapE>(&e->p))
-    for (ScalarOp op : count_ops(m->fn).used)
-      if (math.count(op)) return true;
-  for (const Expr& k : sem::children(e))
-    if (calls_math(k)) return true;
-  return false;
+  return sem::any_node(e, [](const Expr& n) {
+    if (const auto* m = std::get_if<MapE>(&n->p))
+      for (ScalarOp op : count_ops(m->fn).used)
+        if (math.count(op)) return true;
+    return false;
+  });
 }
 
 }  // namespace

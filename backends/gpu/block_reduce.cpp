@@ -29,10 +29,7 @@ struct Found {
 };
 
 bool has_let(const Expr& e) {
-  if (std::holds_alternative<LetE>(e->p)) return true;
-  for (const Expr& k : sem::children(e))
-    if (has_let(k)) return true;
-  return false;
+  return sem::any_node(e, [](const Expr& n) { return std::holds_alternative<LetE>(n->p); });
 }
 
 /// The operand x a lanes reduction reads: its source's view that is not of
