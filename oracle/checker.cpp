@@ -4,7 +4,7 @@
 #include <set>
 
 #include "oracle/error_bound.h"
-#include "oracle/proof_first.h"
+#include "oracle/checker_proof.h"
 #include "semantics/enclosure_domain.h"
 #include "semantics/expr_util.h"
 #include "semantics/parser.h"

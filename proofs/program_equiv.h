@@ -37,7 +37,7 @@ struct EquivOptions {
 };
 
 struct EquivResult {
-  ProofVerdict verdict;
+  sem::ProofVerdict verdict;
   sem::Inputs counterexample;  ///< Refuted: the inputs (confirmed by `confirm`)
   std::vector<std::string> uninterpreted;  ///< ops encoded as uninterpreted functions
   int64_t terms = 0;                       ///< size of the encoding

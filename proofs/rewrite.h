@@ -39,7 +39,7 @@ struct RewriteInput {
 };
 
 struct RewriteResult {
-  ProofVerdict verdict;
+  sem::ProofVerdict verdict;
   std::string lhs, rhs;                 ///< as parsed (printed back)
   std::vector<std::string> vars;        ///< the free names, in order of appearance
   std::vector<std::string> uninterpreted;  ///< ops encoded as uninterpreted functions

@@ -19,14 +19,14 @@ struct Unsupported {
 /// Runs `body`; an Unsupported construct or a Z3 exception makes `v` Unknown
 /// with the reason.
 template <class F>
-void unknown_on_failure(ProofVerdict& v, F&& body) {
+void unknown_on_failure(sem::ProofVerdict& v, F&& body) {
   try {
     body();
   } catch (const Unsupported& u) {
-    v.kind = ProofVerdict::Unknown;
+    v.kind = sem::ProofVerdict::Unknown;
     v.reason = "unsupported: " + u.what;
   } catch (const z3::exception& e) {
-    v.kind = ProofVerdict::Unknown;
+    v.kind = sem::ProofVerdict::Unknown;
     v.reason = std::string("z3: ") + e.msg();
   }
 }

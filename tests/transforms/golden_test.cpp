@@ -36,9 +36,9 @@ struct Outcome {
   sem::Program target;
 };
 
-/// 16 input sets, seed 7, after a proof attempt: the goldens
+/// 16 input sets, seed 7, and a proof attempt: the goldens
 /// state which verdicts are proofs for all inputs at their shapes.
-oracle::CheckOptions prove_first() {
+oracle::CheckOptions with_proof() {
   oracle::CheckOptions o{16, 7};
   o.prove = oracle::ProveMode::Try;
   o.prove_timeout_ms = 10000;
@@ -50,7 +50,7 @@ Outcome transform_and_check(const sem::Program& p, const std::string& spec) {
   xform::Context ctx;
   xform::Result r = xform::run_pipeline(p, steps, ctx);
   Outcome o{"# class: " + std::string(xform::class_name(r.cls)) + "\n" + sem::print_program(r.program),
-            oracle::check_programs(p, r.program, r.cls, prove_first()), r.program};
+            oracle::check_programs(p, r.program, r.cls, with_proof()), r.program};
   return o;
 }
 

@@ -1,5 +1,5 @@
-// Proof after testing (proof_first.h).
-#include "oracle/proof_first.h"
+// The prover in the checker, after testing (checker_proof.h).
+#include "oracle/checker_proof.h"
 
 #include <cstdio>
 
