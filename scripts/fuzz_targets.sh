@@ -16,8 +16,8 @@
 # that was stopped (SIGINT, SIGTERM, a kill, the machine's session ending) is
 # credited on the next start with the executions of its log's last status
 # line, and the next run goes on from the kept corpus for what is left of N.
-# A `carried` line is a count recorded in the README before the ledgers were
-# kept here (its seconds are 0 and it is left out of the rate). --fresh
+# A `carried` line is a count recorded (docs/hardening.md) before the ledgers
+# were kept here (its seconds are 0 and it is left out of the rate). --fresh
 # starts the count again (after a fix: the old ledger is kept as
 # TARGET.ledger.K; the corpus is kept). STAX_FUZZ_LEDGERS names another
 # ledger folder.

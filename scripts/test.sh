@@ -4,7 +4,7 @@
 #   scripts/test.sh --sanitize   clang with AddressSanitizer, UndefinedBehavior-
 #                                Sanitizer and LeakSanitizer into build-sanitize/,
 #                                the fuzz targets with libFuzzer; the whole suite
-#                                (README "Tests" for the times)
+#                                (docs/testing.md for what runs and the times)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --sanitize ]; then
