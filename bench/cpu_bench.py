@@ -7,7 +7,7 @@ thing (writing every intermediate) in the same run. Prints a Markdown table;
     /usr/bin/python3 bench/cpu_bench.py [--stax build/cli/stax] [--repeats 5] [--out F]
         [--math] [--torch-python .venv-bench/bin/python]
 
-`--math` prints the transcendental table instead (README, "Transcendental functions in kernels"):
+`--math` prints the transcendental table instead (docs/cpu-backend.md, "Correctly rounded functions"):
 softmax over rows and GELU backward on one thread with the three math
 bindings of the CPU backend side by side (STAX_CPU_MATH: the vector variants,
 the scalar entry points of the correctly rounded mathlib, and the host's libm

@@ -1,4 +1,4 @@
-// Speed of the CPU backend's transcendental functions (README, "Transcendental functions in kernels"):
+// Speed of the CPU backend's transcendental functions (docs/cpu-backend.md, "Correctly rounded functions"):
 // ns per element of a one-op kernel `map(fn(a) => f(a), x)` on one thread,
 // for every function of mathlib on f32 and f64, under the math bindings
 // side by side (backends/cpu/vecmath.h): the vector variants (mathlib's

@@ -1,5 +1,5 @@
-// Lowering of operator-level graphs to the tensor core language (seed
-// 6.1-6.8). The graph interpreter (6.1) runs each node's lowering rule (6.2,
+// Lowering of operator-level graphs to the tensor core language
+// (§6.1–6.8). The graph interpreter (6.1) runs each node's lowering rule (6.2,
 // ops.cpp) on expressions instead of tensors; shapes and dtypes are inferred
 // on the way. Two lowerings share the rules:
 // - eager: every node is realized as its own binding. This is a graph's

@@ -1,6 +1,6 @@
 // Integer intervals (Def. 6.4): the one interval type of the project, used by
 // the Interval domain of index expressions (views.h `iexpr_range`) and by the
-// value ranges of integer tensors (proofs/value_range.h). Bounds are 128-bit,
+// value ranges of integer tensors (value_range.h). Bounds are 128-bit,
 // so the arithmetic of two int64 intervals is exact; each client decides how
 // a result that leaves int64 (or a dtype) is widened.
 #pragma once

@@ -1,4 +1,4 @@
-// Seeded bugs (docs/design.md §8, `stax fuzz --mutant`): deliberately wrong behaviours compiled into the
+// Seeded bugs (docs/design.md §3, `stax fuzz --mutant`): deliberately wrong behaviours compiled into the
 // product behind `--mutant NAME`, off by default. Each is modelled on a real
 // compiler bug; a fuzz campaign's measure is how quickly it finds them. The
 // catalog lives here, in the lowest library, so that transforms and backends

@@ -129,9 +129,9 @@ struct Obligation {
   Goal goal;
 };
 
-/// A verdict of the prover (STYLE: a check returns a verdict, never a
-/// bool). A refutation carries a concrete counterexample; an unknown carries
-/// the time spent and why (timeout, unsupported construct, solver error).
+/// A verdict of the prover (a check returns a verdict, never a bool). A
+/// refutation carries a concrete counterexample; an unknown carries the time
+/// spent and why (timeout, unsupported construct, solver error).
 struct ProofVerdict {
   enum Kind { Proved, Refuted, Unknown };
   Kind kind = Unknown;

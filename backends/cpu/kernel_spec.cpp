@@ -92,7 +92,7 @@ constexpr int64_t kMinRowBlockOutput = 4096;
 // 4 of 32 on a [256,256] x [256,1024] product. AVX2 has 16 registers of 8
 // lanes: 64 lanes spill, and 4 rows of 16 (8 accumulators) ran the
 // transformer block's products 1.6x faster than 64, 2.2x faster than 32 and
-// 1.3x faster than 8 (README, "Row blocks on AVX2").
+// 1.3x faster than 8 (docs/cpu-backend.md, "Matrix products").
 int64_t row_lanes() {
   static const int64_t lanes = math::f32::host_has_avx512() ? 64 : 16;
   return lanes;

@@ -1,4 +1,4 @@
-// The nesting limit of transforms (transforms/expr_util.h, kMaxExprDepth):
+// The nesting limit of transforms (semantics/expr_util.h, kMaxExprDepth):
 // inlining a long chain of single-use bindings stops nesting at 128 levels,
 // so the printed result reads back, and it computes the same bits.
 #include <catch2/catch.hpp>
