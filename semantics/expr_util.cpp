@@ -7,7 +7,6 @@
 
 namespace stax::sem {
 
-
 std::vector<Expr> children(const Expr& e) {
   return std::visit(
       [](const auto& x) -> std::vector<Expr> {

@@ -9,7 +9,6 @@
 
 namespace stax::sem {
 
-
 std::string_view input_kind_name(InputKind k) {
   switch (k) {
     case InputKind::Normal: return "normal";

@@ -1,5 +1,6 @@
-// Input generators of the oracle and the checks above the semantics, deterministic by seed: normal, uniform,
-// adversarial for cancellation, and special values (±0, ±inf, NaN,
+// Input generators of the checks (the oracle's checker and fuzzer, the
+// backends' and the autodiff's tests), deterministic by seed: normal,
+// uniform, adversarial for cancellation, and special values (±0, ±inf, NaN,
 // subnormals, max/min normal, f16/bf16 rounding ties).
 #pragma once
 

@@ -9,7 +9,6 @@
 
 namespace stax::sem {
 
-
 namespace {
 
 void collect_loads(const IExpr& e, std::vector<const IExprNode*>& out) {

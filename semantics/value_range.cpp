@@ -8,7 +8,6 @@
 
 namespace stax::sem {
 
-
 namespace {
 
 /// A value range: nullopt when nothing tighter than the dtype is known.
