@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "cli/subcommands.h"
 #include "experiments/median.h"
+#include "proofs/obligation.h"
 #include "semantics/program_obligations.h"
 #include "transforms/transform.h"
 

@@ -404,11 +404,11 @@ json crash_record(uint64_t seed, const CampaignOptions& opt, const std::vector<B
     // The iteration draws its own inputs; these only keep the shrinker's
     // bookkeeping well-typed.
     target.fresh_inputs = [seed](const sem::Program& q) {
-      return std::vector<sem::Inputs>{generate_inputs(q, InputKind::Normal, seed)};
+      return std::vector<sem::Inputs>{sem::generate_inputs(q, sem::InputKind::Normal, seed)};
     };
     ShrinkOptions so;
     so.max_seconds = opt.fuzz.shrink_seconds;
-    ShrinkResult s = shrink(f.program, generate_inputs(f.program, InputKind::Normal, seed), target, so);
+    ShrinkResult s = shrink(f.program, sem::generate_inputs(f.program, sem::InputKind::Normal, seed), target, so);
     rep.stx = print_program(s.program);
     rep.size_after = rep.stx.size();
     rep.tests = s.tests;

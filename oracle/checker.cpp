@@ -343,9 +343,9 @@ Verdict check_programs(const Program& src, const Program& tgt, SemClass cls, con
     return v;
   }
   for (int t = 0; t < opt.trials; ++t) {
-    InputKind kind = kInputKinds[size_t(t) % std::size(kInputKinds)];
+    sem::InputKind kind = sem::kInputKinds[size_t(t) % std::size(sem::kInputKinds)];
     uint64_t seed = opt.seed * 1000003ull + uint64_t(t);
-    Inputs in = generate_inputs(src, kind, seed);
+    Inputs in = sem::generate_inputs(src, kind, seed);
     bool failed = false;
     auto c = cls == SemClass::Real ? compare_real_on(src, tgt, in, &failed, &v, opt.precision)
                                    : compare_on(src, tgt, cls, in, &failed);
@@ -466,7 +466,7 @@ std::string format_verdict(const Verdict& v, const Program& src, const Program& 
   if (v.rewrite) s += "first failing rewrite: " + v.rewrite_text + " (replay with --max-rewrites " + std::to_string(*v.rewrite) + ")\n";
   if (v.cex) {
     const Counterexample& c = *v.cex;
-    s += "\ninputs (" + std::string(input_kind_name(c.kind)) + ", trial " + std::to_string(c.trial) + "):\n" + inputs_text(c.inputs, src);
+    s += "\ninputs (" + std::string(sem::input_kind_name(c.kind)) + ", trial " + std::to_string(c.trial) + "):\n" + inputs_text(c.inputs, src);
     if (c.check == "real" || c.check == "bound") {
       s += "\n" + std::string(c.check == "real" ? "output " : "reduction ") + c.output + " at index " +
            index_text(c.index) + ":\n";
@@ -530,7 +530,7 @@ nlohmann::json verdict_json(const Verdict& v, const Program& src, const Program&
   if (v.cex) {
     const Counterexample& c = *v.cex;
     nlohmann::json cj;
-    cj["input_kind"] = input_kind_name(c.kind);
+    cj["input_kind"] = sem::input_kind_name(c.kind);
     cj["input_seed"] = c.input_seed;
     cj["trial"] = c.trial;
     nlohmann::json ins = nlohmann::json::object();

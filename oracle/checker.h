@@ -70,7 +70,7 @@ struct ShrunkCheck {
 enum class Status { Verified, Counterexample, NotCheckable };
 
 struct Counterexample {
-  InputKind kind = InputKind::Normal;
+  sem::InputKind kind = sem::InputKind::Normal;
   uint64_t input_seed = 0;
   int trial = 0;
   sem::Inputs inputs;

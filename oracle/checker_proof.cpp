@@ -121,7 +121,7 @@ bool try_proof(const sem::Program& src, const sem::Program& tgt, xform::SemClass
       bool failed = false;
       auto c = compare_on(src, tgt, cls, r.counterexample, &failed);
       if (!c) break;  // cannot happen: `confirm` saw it
-      c->kind = InputKind::Solver;
+      c->kind = sem::InputKind::Solver;
       v.status = Status::Counterexample;
       v.message = std::string(c->output.empty() ? "definedness mismatch" : "value mismatch") +
                   " on inputs found by Z3 (" + ms + ", " + r.verdict.reason + ") after " + std::to_string(v.trials) +

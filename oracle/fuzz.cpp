@@ -64,10 +64,10 @@ std::optional<xform::Result> apply_steps(const Program& p, const std::vector<xfo
   }
 }
 
-std::vector<Inputs> trial_inputs(const Program& p, uint64_t seed, int trials, std::span<const InputKind> kinds) {
+std::vector<Inputs> trial_inputs(const Program& p, uint64_t seed, int trials, std::span<const sem::InputKind> kinds) {
   std::vector<Inputs> v;
   for (int t = 0; t < trials; ++t)
-    v.push_back(generate_inputs(p, kinds[size_t(t) % kinds.size()], seed * 1000003ull + uint64_t(t)));
+    v.push_back(sem::generate_inputs(p, kinds[size_t(t) % kinds.size()], seed * 1000003ull + uint64_t(t)));
   return v;
 }
 
@@ -237,7 +237,7 @@ IterationResult fuzz_program(uint64_t seed, const Program& p, const FuzzOptions&
       f.pipeline = res.pipeline;
       f.cls = res.cls;
       f.program = p;
-      f.inputs = v.cex ? v.cex->inputs : generate_inputs(p, InputKind::Normal, seed);
+      f.inputs = v.cex ? v.cex->inputs : sem::generate_inputs(p, sem::InputKind::Normal, seed);
       f.message = judge(p, r.program, r.cls, f.inputs).value_or(v.message);
       f.component = culprit(p, steps, f.inputs).value_or(steps.back().info->name);
       res.status = "finding";
@@ -253,7 +253,7 @@ IterationResult fuzz_program(uint64_t seed, const Program& p, const FuzzOptions&
 
   auto t3 = Clock::now();
   if (!runners.empty()) {
-    std::vector<Inputs> ins = trial_inputs(r.program, seed ^ 0x5bd1e995ull, opt.backend_trials, kBackendInputKinds);
+    std::vector<Inputs> ins = trial_inputs(r.program, seed ^ 0x5bd1e995ull, opt.backend_trials, sem::kBackendInputKinds);
     for (const Inputs& in : ins) {
       IeeeOutcome ref;
       try {
@@ -338,8 +338,8 @@ Reproducer shrink_finding(const Finding& original, const std::vector<BackendRunn
   uint64_t salt = 0;
   target.fresh_inputs = [&](const Program& q) {
     std::vector<Inputs> v;
-    if (auto a = adapt_inputs(q, f.inputs)) v.push_back(*a);
-    auto more = trial_inputs(q, 0x51ed27ull + salt++, 4, kInputKinds);
+    if (auto a = sem::adapt_inputs(q, f.inputs)) v.push_back(*a);
+    auto more = trial_inputs(q, 0x51ed27ull + salt++, 4, sem::kInputKinds);
     v.insert(v.end(), more.begin(), more.end());
     return v;
   };

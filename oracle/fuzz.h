@@ -37,7 +37,7 @@ struct BackendRunner {
 struct FuzzOptions {
   GenOptions gen = with_rand();
   int trials = 4;          ///< input sets per transform check (the oracle's kinds in turn)
-  int backend_trials = 3;  ///< input sets per backend comparison (kBackendInputKinds in turn)
+  int backend_trials = 3;  ///< input sets per backend comparison (sem::kBackendInputKinds in turn)
   int max_steps = 3;       ///< transforms per pipeline
   /// Only these transforms (empty: every registered one).
   std::vector<std::string> transforms;

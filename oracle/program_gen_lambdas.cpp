@@ -155,7 +155,7 @@ std::string Gen::sx(Lam& L, DType want, int depth) {
     if (coin(0.3)) return sop(ScalarOp::Log, {sop(ScalarOp::Exp, {sx(L, want, d)})});
     if (coin(0.5)) {
       // On the operands themselves, so that inputs drawn from one pool
-      // (InputKind::Products) meet c = -fl(a*b) and the product's rounding shows.
+      // (sem::InputKind::Products) meet c = -fl(a*b) and the product's rounding shows.
       std::string a = s_leaf(L, want), b = s_leaf(L, want), c = s_leaf(L, want);
       return sop(coin(0.5) ? ScalarOp::Add : ScalarOp::Sub, {sop(ScalarOp::Mul, {a, b}), c});
     }

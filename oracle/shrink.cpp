@@ -221,7 +221,7 @@ class Shrinker {
     int64_t s = score(*q, canon);
     if (s >= score_) return false;
     std::vector<Inputs> tries;
-    if (auto a = adapt_inputs(*q, in_)) tries.push_back(std::move(*a));
+    if (auto a = sem::adapt_inputs(*q, in_)) tries.push_back(std::move(*a));
     bool fresh = false;
     for (size_t k = 0;; ++k) {
       if (k == tries.size()) {

@@ -61,7 +61,7 @@ TEST_CASE("all --quick: every numbered item has a row; the checked items match; 
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(o.out);
   CHECK(o.code == 0);
-  CHECK(s < 120 * test::time_scale());
+  CHECK(s < 120 * stax::test::time_scale());
   std::string md = slurp(d + "/REPORT.md");
   REQUIRE(!md.empty());
   nlohmann::json j = nlohmann::json::parse(slurp(d + "/REPORT.json"));

@@ -423,7 +423,7 @@ TEST_CASE("bound ratios <= 1 on 10,000 random reductions of random shapes and or
         if (row.measured > 0) ++with_error;
         if (row.ratio > max_ratio) {
           max_ratio = row.ratio;
-          max_case = c.order + " " + std::string(dtype_name(row.dtype)) + " " + std::string(input_kind_name(kind));
+          max_case = c.order + " " + std::string(dtype_name(row.dtype)) + " " + std::string(sem::input_kind_name(kind));
         }
       }
     }

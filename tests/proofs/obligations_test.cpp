@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "proofs/obligation.h"
 #include "semantics/expr_util.h"
 #include "semantics/parser.h"
 #include "semantics/program_obligations.h"
@@ -28,6 +29,7 @@
 
 using namespace stax;
 using namespace stax::proofs;
+using namespace stax::sem;
 using K = ObligationKind;
 
 namespace {

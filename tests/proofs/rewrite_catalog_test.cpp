@@ -13,6 +13,7 @@
 
 using namespace stax;
 using namespace stax::proofs;
+using sem::ProofVerdict;
 namespace fs = std::filesystem;
 
 namespace {

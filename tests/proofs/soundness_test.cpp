@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "oracle/program_gen.h"
+#include "proofs/obligation.h"
 #include "semantics/evaluator.h"
 #include "semantics/printer.h"
 #include "semantics/program_obligations.h"

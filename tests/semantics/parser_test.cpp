@@ -640,7 +640,7 @@ TEST_CASE("parser: nested selects and long lambdas parse in linear time", "[pars
   Program p = parse_ok("input x : f32[2]\ninput b : bool[2]\nlet z = map(fn(c, a) => " + s +
                        ", b, x)\nlet w = map(fn(a) => " + t + ", x)\noutput z, w\n");
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  CHECK(secs < 2.0 * test::time_scale());
+  CHECK(secs < 2.0 * stax::test::time_scale());
   CHECK(bexpr(p, "z")->type == tt(DType::F32, {2}));
   CHECK(as<MapE>(bexpr(p, "w")).fn.code.size() == 1 + 200 * 3);
 }
@@ -667,7 +667,7 @@ TEST_CASE("parser: long programs parse in linear time", "[parser]") {
   double ts = seconds(small), tl = seconds(large);
   INFO("5000 bindings: " << ts << " s, 40000 bindings: " << tl << " s");
   // 8x the bindings: linear is ~8x the time, quadratic ~64x.
-  CHECK(tl < 20 * ts + 0.05 * test::time_scale());
+  CHECK(tl < 20 * ts + 0.05 * stax::test::time_scale());
   Program p = parse_ok(large);
   CHECK(p.bindings.size() == 39999);
   CHECK(p.outputs.size() == 40000);
