@@ -9,7 +9,7 @@
 #include "compiler/lower.h"
 #include "experiments/report.h"
 #include "oracle/checker.h"
-#include "oracle/error_bound.h"
+#include "oracle/error_bound/error_bound.h"
 #include "oracle/input_gen.h"
 #include "proofs/obligation.h"
 #include "proofs/program_obligations.h"

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <set>
 
-#include "oracle/error_bound.h"
+#include "oracle/error_bound/error_bound.h"
 #include "oracle/proof_first.h"
 #include "semantics/enclosure_domain.h"
 #include "transforms/expr_util.h"

@@ -15,7 +15,7 @@
 #include <map>
 
 #include "oracle/checker.h"
-#include "oracle/error_bound.h"
+#include "oracle/error_bound/error_bound.h"
 #include "oracle/input_gen.h"
 #include "oracle/program_gen.h"
 #include "semantics/npy.h"

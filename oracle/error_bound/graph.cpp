@@ -6,7 +6,7 @@
 // sem::eval_iexpr, loads included).
 #include <functional>
 
-#include "oracle/error_bound_analyzer.h"
+#include "oracle/error_bound/analyzer.h"
 #include "semantics/index_eval.h"
 #include "semantics/printer.h"
 #include "semantics/views.h"

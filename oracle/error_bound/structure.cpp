@@ -4,7 +4,7 @@
 // lets, another sum red or a linear map over sum partials), and the
 // reduction roots: a float sum/prod/max/min whose value something other than
 // a sum partial reads, or an output.
-#include "oracle/error_bound_analyzer.h"
+#include "oracle/error_bound/analyzer.h"
 #include "semantics/lambda_eval.h"
 
 namespace stax::oracle::bound_analysis {
