@@ -271,6 +271,56 @@ class Analyzer {
     return f;
   }
 
+  /// Where follow_chain stopped: at the expression that computes the value
+  /// (Value), at a name of an input or an unbound name (`e` is that name),
+  /// or after kMaxChainSteps steps (TooLong: `e` is where it was).
+  struct ChainEnd {
+    enum K { Value, Input, Unbound, TooLong } k = Value;
+    Expr e;
+    Scope sc;
+  };
+  /// What follow_chain reports on its way, before each step; a caller
+  /// derives from it and redefines the hooks it needs.
+  struct ChainHooks {
+    /// A let- or top-level-bound name (`k` Let or Binding), about to be replaced by its value.
+    void on_name(const std::string&, Resolved::K) {}
+    /// A let about to be entered; `sc` is the scope around it.
+    void on_let(const LetE&, const Scope&) {}
+    /// A view whose output has shape `out`, about to be replaced by its source.
+    void on_view(const ViewE&, const Shape&, const Scope&) {}
+  };
+  static constexpr int kMaxChainSteps = 100000;
+  /// The one let/view chain resolver of the analysis: follows `e` (in scope
+  /// `sc`) through names (to their let or top-level binding), lets (into
+  /// their body) and views (to their source) to where its values come from.
+  template <class Hooks = ChainHooks>
+  ChainEnd follow_chain(Expr e, Scope sc, Hooks&& hooks = {}) {
+    for (int step = 0; step < kMaxChainSteps; ++step) {
+      if (auto* x = std::get_if<NameE>(&e->p)) {
+        Resolved r = resolve(x->name, sc);
+        if (r.k == Resolved::Input) return {ChainEnd::Input, e, sc};
+        if (r.k == Resolved::None) return {ChainEnd::Unbound, e, sc};
+        hooks.on_name(x->name, r.k);
+        e = r.e;
+        sc = r.sc;
+        continue;
+      }
+      if (auto* x = std::get_if<LetE>(&e->p)) {
+        hooks.on_let(*x, sc);
+        sc = push(sc, x);
+        e = x->body;
+        continue;
+      }
+      if (auto* x = std::get_if<ViewE>(&e->p)) {
+        hooks.on_view(*x, e->type.shape, sc);
+        e = x->src;
+        continue;
+      }
+      return {ChainEnd::Value, e, sc};
+    }
+    return {ChainEnd::TooLong, e, sc};
+  }
+
   // -- structure recognition (structure.cpp)
   const LinInfo* linear(const Lambda& fn);
   bool reaches_red(const Expr& e, Scope sc);
