@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/percentile.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "proofs/program_obligations.h"
 #include "semantics/parser.h"
 

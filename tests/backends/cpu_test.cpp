@@ -17,7 +17,7 @@
 #include "mathlib/f32_lanes.h"
 #include "oracle/fuzz.h"
 #include "oracle/input_gen.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/mutants.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"

@@ -25,7 +25,7 @@
 #include "backends/gpu/gpu_backend.h"
 #include "oracle/fuzz.h"
 #include "oracle/input_gen.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"

@@ -20,7 +20,7 @@
 #include "oracle/fuzz.h"
 #include "oracle/input_gen.h"
 #include "mathlib/f64_impl.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/ieee_scalar.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"

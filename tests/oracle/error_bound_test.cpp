@@ -18,7 +18,7 @@
 #include "oracle/checker.h"
 #include "oracle/error_bound/error_bound.h"
 #include "oracle/input_gen.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"
 #include "semantics/random_inputs.h"

@@ -16,7 +16,7 @@
 
 #include "oracle/checker.h"
 #include "oracle/input_gen.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/evaluator.h"
 #include "semantics/npy.h"
 #include "semantics/parser.h"

@@ -17,7 +17,7 @@
 #include "oracle/checker.h"
 #include "oracle/error_bound/error_bound.h"
 #include "oracle/input_gen.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/npy.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"
