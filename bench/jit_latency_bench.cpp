@@ -21,7 +21,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "bench/percentile.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "proofs/obligation.h"
 #include "semantics/parser.h"
 

@@ -13,8 +13,9 @@
 #include <vector>
 
 #include "bench/percentile.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "proofs/obligation.h"
+#include "semantics/program_obligations.h"
 #include "semantics/parser.h"
 #include "semantics/program_obligations.h"
 

@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/subcommands.h"
-#include "oracle/error_bound.h"
+#include "oracle/error_bound/error_bound.h"
 #include "semantics/input_gen.h"
 #include "transforms/transform.h"
 

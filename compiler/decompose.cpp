@@ -101,203 +101,265 @@ struct Expander {
     return d;
   }
 
+  /// Expands a node whose operator is not basis by its entry in expansions().
   void expand(const Node& n) {
-    std::string base = n.op.substr(0, n.op.find('.'));
+    auto it = expansions().find(std::string_view(n.op).substr(0, n.op.find('.')));
+    if (it == expansions().end()) throw detail::NodeError{"no decomposition for '" + n.op + "'"};
     const json& a = n.args;
-    std::string x = a.size() > 0 && a[0].is_string() ? a[0].get<std::string>() : "";
-    if (base == "mean") {
-      TensorType t = type_of_arg(n, 0);
-      if (!is_float(t.dtype)) throw detail::NodeError{"mean needs a float tensor, got " + type_str(t)};
-      std::vector<int64_t> d = dims_of(n, 1, t.shape.size());
-      int64_t cnt = 1;
-      for (int64_t k : d) cnt *= t.shape.empty() ? 1 : t.shape[size_t(k)];
-      bool keep = a.size() > 2 && a[2].is_boolean() && a[2].get<bool>();
-      std::string s = sub(n, "sum", "sum.dim_IntList", {x, d, keep});
-      sub(n, "", "div.Scalar", {s, cnt}, json::object(), true);
-    } else if (base == "softmax" || base == "_softmax" || base == "log_softmax" || base == "_log_softmax") {
-      TensorType t = type_of_arg(n, 0);
-      if (!is_float(t.dtype)) throw detail::NodeError{n.op + " needs a float tensor, got " + type_str(t)};
-      if (a.size() < 2 || !a[1].is_number_integer()) throw detail::NodeError{"argument 1 (dim) must be an integer"};
-      int64_t dim = dims_of(n, 1, t.shape.size())[0];
-      std::string m = sub(n, "amax", "amax.default", {x, {dim}, true});
-      std::string sh = sub(n, "sub", "sub.Tensor", {x, m});
-      std::string e = sub(n, "exp", "exp.default", {sh});
-      std::string z = sub(n, "sum", "sum.dim_IntList", {e, {dim}, true});
-      if (base == "softmax" || base == "_softmax") {
-        sub(n, "", "div.Tensor", {e, z}, json::object(), true);
-      } else {
-        std::string lz = sub(n, "log", "log.default", {z});
-        sub(n, "", "sub.Tensor", {sh, lz}, json::object(), true);
-      }
-    } else if (base == "layer_norm") {
-      TensorType t = type_of_arg(n, 0);
-      if (!is_float(t.dtype)) throw detail::NodeError{"layer_norm needs a float tensor, got " + type_str(t)};
-      if (a.size() < 2 || !a[1].is_array()) throw detail::NodeError{"argument 1 (normalized_shape) must be a list"};
-      size_t k = a[1].size(), r = t.shape.size();
-      if (k == 0 || k > r) throw detail::NodeError{"normalized_shape must have 1 to " + std::to_string(r) + " entries"};
-      for (size_t q = 0; q < k; ++q)
-        if (!a[1][q].is_number_integer() || a[1][q].get<int64_t>() != t.shape[r - k + q])
-          throw detail::NodeError{"normalized_shape " + a[1].dump() + " does not match the trailing dims of " + type_str(t)};
-      std::vector<int64_t> d;
-      for (size_t q = r - k; q < r; ++q) d.push_back(int64_t(q));
-      double eps = n.kwargs.value("eps", a.size() > 4 && a[4].is_number() ? a[4].get<double>() : 1e-5);
-      std::string mu = sub(n, "mean", "mean.dim", {x, d, true});
-      std::string xc = sub(n, "xc", "sub.Tensor", {x, mu});
-      std::string sq = sub(n, "sq", "mul.Tensor", {xc, xc});
-      std::string var = sub(n, "var", "mean.dim", {sq, d, true});
-      std::string ve = sub(n, "veps", "add.Scalar", {var, eps});
-      std::string rs = sub(n, "rstd", "rsqrt.default", {ve});
-      bool w = a.size() > 2 && a[2].is_string(), b = a.size() > 3 && a[3].is_string();
-      std::string y = sub(n, "norm", "mul.Tensor", {xc, rs}, json::object(), !w && !b);
-      if (w) y = sub(n, "scaled", "mul.Tensor", {y, a[2]}, json::object(), !b);
-      if (b) sub(n, "", "add.Tensor", {y, a[3]}, json::object(), true);
-    } else if (base == "gelu") {
-      json appr = n.kwargs.value("approximate", json("none"));
-      if (appr == "none") {
-        // docs/design.md §2: mul(mul(a, 0.5), add(1.0, erf(mul(a, 0.7071067811865476))))
-        std::string h = sub(n, "half", "mul.Scalar", {x, 0.5});
-        std::string s = sub(n, "scaled", "mul.Scalar", {x, 0.7071067811865476});
-        std::string e = sub(n, "erf", "erf.default", {s});
-        std::string p = sub(n, "onep", "add.Scalar", {e, 1.0});
-        sub(n, "", "mul.Tensor", {h, p}, json::object(), true);
-      } else if (appr == "tanh") {
-        std::string x2 = sub(n, "sq", "mul.Tensor", {x, x});
-        std::string x3 = sub(n, "cube", "mul.Tensor", {x2, x});
-        std::string c = sub(n, "cubec", "mul.Scalar", {x3, 0.044715});
-        std::string in = sub(n, "inner", "add.Tensor", {x, c});
-        std::string k = sub(n, "scaled", "mul.Scalar", {in, 0.7978845608028654});
-        std::string th = sub(n, "tanh", "tanh.default", {k});
-        std::string p = sub(n, "onep", "add.Scalar", {th, 1.0});
-        std::string h = sub(n, "half", "mul.Scalar", {x, 0.5});
-        sub(n, "", "mul.Tensor", {h, p}, json::object(), true);
-      } else {
-        throw detail::NodeError{"gelu: approximate must be \"none\" or \"tanh\", got " + appr.dump()};
-      }
-    } else if (base == "gelu_backward") {
-      // d/dx of gelu's own decomposition above, times the incoming gradient
-      // (arg 0); arg 1 is gelu's INPUT h (§5.3: it reads h, not gelu(h)).
-      TensorType tg = type_of_arg(n, 0), th = type_of_arg(n, 1);
-      if (!is_float(tg.dtype) || !is_float(th.dtype))
-        throw detail::NodeError{"gelu_backward needs float tensors, got " + type_str(tg) + " and " + type_str(th)};
-      std::string g = a[0].get<std::string>(), h = a[1].get<std::string>();
-      json appr = n.kwargs.value("approximate", json("none"));
-      if (appr == "none") {
-        // GELU'(h) = Phi(h) + h*phi(h) with the constants of the forward:
-        // 0.5*(1 + erf(c*h)) + h * (c/sqrt(pi)) * exp(-(c*h)^2), c = 0.7071067811865476.
-        std::string s = sub(n, "scaled", "mul.Scalar", {h, 0.7071067811865476});
-        std::string e = sub(n, "erf", "erf.default", {s});
-        std::string p = sub(n, "onep", "add.Scalar", {e, 1.0});
-        std::string cdf = sub(n, "cdf", "mul.Scalar", {p, 0.5});
-        std::string s2 = sub(n, "sq", "mul.Tensor", {s, s});
-        std::string ns = sub(n, "negsq", "neg.default", {s2});
-        std::string ex = sub(n, "exp", "exp.default", {ns});
-        std::string pdf = sub(n, "pdf", "mul.Scalar", {ex, 0.3989422804014327});
-        std::string hp = sub(n, "hpdf", "mul.Tensor", {h, pdf});
-        std::string d = sub(n, "deriv", "add.Tensor", {cdf, hp});
-        sub(n, "", "mul.Tensor", {g, d}, json::object(), true);
-      } else if (appr == "tanh") {
-        // d/dh of 0.5*h*(1 + tanh(k*(h + a*h^3))): 0.5*(1+t) + 0.5*h*(1-t^2)*k*(1 + 3*a*h^2).
-        std::string x2 = sub(n, "sq", "mul.Tensor", {h, h});
-        std::string x3 = sub(n, "cube", "mul.Tensor", {x2, h});
-        std::string c = sub(n, "cubec", "mul.Scalar", {x3, 0.044715});
-        std::string in = sub(n, "inner", "add.Tensor", {h, c});
-        std::string k = sub(n, "scaled", "mul.Scalar", {in, 0.7978845608028654});
-        std::string t = sub(n, "tanh", "tanh.default", {k});
-        std::string p = sub(n, "onep", "add.Scalar", {t, 1.0});
-        std::string ld = sub(n, "left", "mul.Scalar", {p, 0.5});
-        std::string t2 = sub(n, "tsq", "mul.Tensor", {t, t});
-        std::string om = sub(n, "sech2", "sub.Tensor", {1.0, t2});
-        std::string q = sub(n, "sqc", "mul.Scalar", {x2, 0.044715});
-        std::string q3 = sub(n, "sqc3", "mul.Scalar", {q, 3.0});
-        std::string q1 = sub(n, "dinner", "add.Scalar", {q3, 1.0});
-        std::string dk = sub(n, "dscaled", "mul.Scalar", {q1, 0.7978845608028654});
-        std::string hh = sub(n, "half", "mul.Scalar", {h, 0.5});
-        std::string r1 = sub(n, "right1", "mul.Tensor", {hh, om});
-        std::string r = sub(n, "right", "mul.Tensor", {r1, dk});
-        std::string d = sub(n, "deriv", "add.Tensor", {ld, r});
-        sub(n, "", "mul.Tensor", {g, d}, json::object(), true);
-      } else {
-        throw detail::NodeError{"gelu_backward: approximate must be \"none\" or \"tanh\", got " + appr.dump()};
-      }
-    } else if (base == "matmul") {
-      TensorType ta = type_of_arg(n, 0), tb = type_of_arg(n, 1);
-      size_t ra = ta.shape.size(), rb = tb.shape.size();
-      json b = a[1];
-      if (ra == 2 && rb == 2) {
-        sub(n, "", "mm.default", {x, b}, json::object(), true);
-      } else if (ra == 3 && rb == 3) {
-        sub(n, "", "bmm.default", {x, b}, json::object(), true);
-      } else if (ra == 3 && rb == 2) {
-        std::string u = sub(n, "unsq", "unsqueeze.default", {b, 0});
-        std::string e = sub(n, "exp", "expand.default", {u, {ta.shape[0], tb.shape[0], tb.shape[1]}});
-        sub(n, "", "bmm.default", {x, e}, json::object(), true);
-      } else if (ra == 2 && rb == 1) {
-        std::string u = sub(n, "unsq", "unsqueeze.default", {b, 1});
-        std::string m = sub(n, "mm", "mm.default", {x, u});
-        sub(n, "", "squeeze.dim", {m, 1}, json::object(), true);
-      } else if (ra == 1 && rb == 2) {
-        std::string u = sub(n, "unsq", "unsqueeze.default", {x, 0});
-        std::string m = sub(n, "mm", "mm.default", {u, b});
-        sub(n, "", "squeeze.dim", {m, 0}, json::object(), true);
-      } else if (ra == 1 && rb == 1) {
-        if (ta.shape != tb.shape) throw detail::NodeError{"matmul: vector lengths differ: " + type_str(ta) + " and " + type_str(tb)};
-        std::string p = sub(n, "prod", "mul.Tensor", {x, b});
-        sub(n, "", "sum.dim_IntList", {p, {0}, false}, json::object(), true);
-      } else {
-        throw detail::NodeError{"matmul of ranks " + std::to_string(ra) + " and " + std::to_string(rb) + " is not supported"};
-      }
-    } else if (base == "addmm") {
-      // addmm(self, mat1, mat2, *, beta=1, alpha=1) = beta*self + alpha*(mat1 @ mat2):
-      // torch.export's core-aten form of nn.Linear (bias, input, weight^T).
-      for (size_t i = 0; i < 3; ++i) type_of_arg(n, i);
-      json beta = n.kwargs.value("beta", json(1)), alpha = n.kwargs.value("alpha", json(1));
-      if (!beta.is_number() || !alpha.is_number()) throw detail::NodeError{"addmm: beta and alpha must be numbers"};
-      std::string m = sub(n, "mm", "mm.default", {a[1], a[2]});
-      if (alpha != json(1)) m = sub(n, "alpha", "mul.Scalar", {m, alpha});
-      json bias = x;
-      if (beta != json(1)) bias = sub(n, "beta", "mul.Scalar", {x, beta});
-      sub(n, "", "add.Tensor", {m, bias}, json::object(), true);
-    } else if (base == "gather") {
-      // gather(self, dim, index): out[i] = self[i with i_dim := index[i]] (index of
-      // self's rank, 0 <= index < size as torch requires), as one index.Tensor on
-      // the flattened self: offset = index*stride[dim] + sum_{d != dim} i_d*stride[d].
-      // torch.export's core-aten form of nll_loss (cross entropy).
-      TensorType t = type_of_arg(n, 0), ti = type_of_arg(n, 2);
-      size_t r = t.shape.size();
-      if (!is_int(ti.dtype)) throw detail::NodeError{"gather: index must be i32 or i64, got " + type_str(ti)};
-      if (r == 0 || ti.shape.size() != r)
-        throw detail::NodeError{"gather: index " + type_str(ti) + " must have the rank of " + type_str(t) + " (rank >= 1)"};
-      int64_t dim = dims_of(n, 1, r)[0];
-      std::vector<int64_t> stride(r, 1);
-      for (size_t d = r - 1; d > 0; --d) stride[d - 1] = stride[d] * t.shape[d];
-      int64_t numel = 1, numel_x = 1;
-      for (size_t d = 0; d < r; ++d) {
-        if (int64_t(d) != dim && ti.shape[d] > t.shape[d])
-          throw detail::NodeError{"gather: index " + type_str(ti) + " is larger than " + type_str(t) + " in dim " + std::to_string(d)};
-        numel *= ti.shape[d];
-        numel_x *= t.shape[d];
-      }
-      std::string off = sub(n, "off", "mul.Scalar", {a[2], stride[size_t(dim)]});
-      for (size_t d = 0; d < r; ++d) {
-        if (int64_t(d) == dim || ti.shape[d] == 1) continue;
-        std::vector<int64_t> v(r, 1);
-        v[d] = ti.shape[d];
-        std::string ar = sub(n, "ar", "arange.default", {ti.shape[d]});
-        std::string vw = sub(n, "arv", "view.default", {ar, v});
-        std::string sc = sub(n, "ars", "mul.Scalar", {vw, stride[d]});
-        off = sub(n, "off", "add.Tensor", {off, sc});
-      }
-      std::string fo = sub(n, "flatoff", "reshape.default", {off, {numel}});
-      std::string fx = sub(n, "flat", "reshape.default", {x, {numel_x}});
-      std::string g = sub(n, "idx", "index.Tensor", {fx, json::array({fo})});
-      sub(n, "", "view.default", {g, ti.shape}, json::object(), true);
-    } else if (base == "scalar_tensor") {
-      // scalar_tensor(s, *, dtype=f32): a rank-0 constant.
-      if (!a[0].is_number() && !a[0].is_boolean()) throw detail::NodeError{"scalar_tensor: argument 0 must be a number"};
-      sub(n, "", "full.default", {json::array(), a[0]}, {{"dtype", n.kwargs.value("dtype", json("f32"))}}, true);
+    (this->*it->second)(n, a.size() > 0 && a[0].is_string() ? a[0].get<std::string>() : "");
+  }
+
+  /// An expansion: adds the basis nodes (sub) that compute node `n`, the
+  /// last one under its name; `x` is its first argument's name (empty when
+  /// that argument is not a name).
+  using Expansion = void (Expander::*)(const Node& n, const std::string& x);
+
+  /// The decomposition table: an operator's name (its overload stripped) to
+  /// its expansion.
+  static const std::map<std::string, Expansion, std::less<>>& expansions() {
+    static const std::map<std::string, Expansion, std::less<>> table = {
+        {"mean", &Expander::mean},
+        {"softmax", &Expander::softmax},
+        {"_softmax", &Expander::softmax},
+        {"log_softmax", &Expander::log_softmax},
+        {"_log_softmax", &Expander::log_softmax},
+        {"layer_norm", &Expander::layer_norm},
+        {"gelu", &Expander::gelu},
+        {"gelu_backward", &Expander::gelu_backward},
+        {"matmul", &Expander::matmul},
+        {"addmm", &Expander::addmm},
+        {"gather", &Expander::gather},
+        {"scalar_tensor", &Expander::scalar_tensor},
+    };
+    return table;
+  }
+
+  // ---- the expansions, one per operator
+
+  /// mean(x, dims, keepdim): the sum over the dims divided by their element count.
+  void mean(const Node& n, const std::string& x) {
+    const json& a = n.args;
+    TensorType t = type_of_arg(n, 0);
+    if (!is_float(t.dtype)) throw detail::NodeError{"mean needs a float tensor, got " + type_str(t)};
+    std::vector<int64_t> d = dims_of(n, 1, t.shape.size());
+    int64_t cnt = 1;
+    for (int64_t k : d) cnt *= t.shape.empty() ? 1 : t.shape[size_t(k)];
+    bool keep = a.size() > 2 && a[2].is_boolean() && a[2].get<bool>();
+    std::string s = sub(n, "sum", "sum.dim_IntList", {x, d, keep});
+    sub(n, "", "div.Scalar", {s, cnt}, json::object(), true);
+  }
+
+  /// softmax and log_softmax over one dim, shifted by its maximum: exp(x - m) / sum,
+  /// or (x - m) - log(sum) (`take_log`).
+  void softmax_like(const Node& n, const std::string& x, bool take_log) {
+    const json& a = n.args;
+    TensorType t = type_of_arg(n, 0);
+    if (!is_float(t.dtype)) throw detail::NodeError{n.op + " needs a float tensor, got " + type_str(t)};
+    if (a.size() < 2 || !a[1].is_number_integer()) throw detail::NodeError{"argument 1 (dim) must be an integer"};
+    int64_t dim = dims_of(n, 1, t.shape.size())[0];
+    std::string m = sub(n, "amax", "amax.default", {x, {dim}, true});
+    std::string sh = sub(n, "sub", "sub.Tensor", {x, m});
+    std::string e = sub(n, "exp", "exp.default", {sh});
+    std::string z = sub(n, "sum", "sum.dim_IntList", {e, {dim}, true});
+    if (!take_log) {
+      sub(n, "", "div.Tensor", {e, z}, json::object(), true);
     } else {
-      throw detail::NodeError{"no decomposition for '" + n.op + "'"};
+      std::string lz = sub(n, "log", "log.default", {z});
+      sub(n, "", "sub.Tensor", {sh, lz}, json::object(), true);
     }
+  }
+
+  void softmax(const Node& n, const std::string& x) { softmax_like(n, x, false); }
+  void log_softmax(const Node& n, const std::string& x) { softmax_like(n, x, true); }
+
+  /// layer_norm(x, normalized_shape, weight, bias, eps): over the trailing dims,
+  /// (x - mean) * rsqrt(var + eps), then scaled by the weight and shifted by the bias.
+  void layer_norm(const Node& n, const std::string& x) {
+    const json& a = n.args;
+    TensorType t = type_of_arg(n, 0);
+    if (!is_float(t.dtype)) throw detail::NodeError{"layer_norm needs a float tensor, got " + type_str(t)};
+    if (a.size() < 2 || !a[1].is_array()) throw detail::NodeError{"argument 1 (normalized_shape) must be a list"};
+    size_t k = a[1].size(), r = t.shape.size();
+    if (k == 0 || k > r) throw detail::NodeError{"normalized_shape must have 1 to " + std::to_string(r) + " entries"};
+    for (size_t q = 0; q < k; ++q)
+      if (!a[1][q].is_number_integer() || a[1][q].get<int64_t>() != t.shape[r - k + q])
+        throw detail::NodeError{"normalized_shape " + a[1].dump() + " does not match the trailing dims of " + type_str(t)};
+    std::vector<int64_t> d;
+    for (size_t q = r - k; q < r; ++q) d.push_back(int64_t(q));
+    double eps = n.kwargs.value("eps", a.size() > 4 && a[4].is_number() ? a[4].get<double>() : 1e-5);
+    std::string mu = sub(n, "mean", "mean.dim", {x, d, true});
+    std::string xc = sub(n, "xc", "sub.Tensor", {x, mu});
+    std::string sq = sub(n, "sq", "mul.Tensor", {xc, xc});
+    std::string var = sub(n, "var", "mean.dim", {sq, d, true});
+    std::string ve = sub(n, "veps", "add.Scalar", {var, eps});
+    std::string rs = sub(n, "rstd", "rsqrt.default", {ve});
+    bool w = a.size() > 2 && a[2].is_string(), b = a.size() > 3 && a[3].is_string();
+    std::string y = sub(n, "norm", "mul.Tensor", {xc, rs}, json::object(), !w && !b);
+    if (w) y = sub(n, "scaled", "mul.Tensor", {y, a[2]}, json::object(), !b);
+    if (b) sub(n, "", "add.Tensor", {y, a[3]}, json::object(), true);
+  }
+
+  /// gelu(x), exact (erf) or with the tanh approximation.
+  void gelu(const Node& n, const std::string& x) {
+    json appr = n.kwargs.value("approximate", json("none"));
+    if (appr == "none") {
+      // docs/design.md §2: mul(mul(a, 0.5), add(1.0, erf(mul(a, 0.7071067811865476))))
+      std::string h = sub(n, "half", "mul.Scalar", {x, 0.5});
+      std::string s = sub(n, "scaled", "mul.Scalar", {x, 0.7071067811865476});
+      std::string e = sub(n, "erf", "erf.default", {s});
+      std::string p = sub(n, "onep", "add.Scalar", {e, 1.0});
+      sub(n, "", "mul.Tensor", {h, p}, json::object(), true);
+    } else if (appr == "tanh") {
+      std::string x2 = sub(n, "sq", "mul.Tensor", {x, x});
+      std::string x3 = sub(n, "cube", "mul.Tensor", {x2, x});
+      std::string c = sub(n, "cubec", "mul.Scalar", {x3, 0.044715});
+      std::string in = sub(n, "inner", "add.Tensor", {x, c});
+      std::string k = sub(n, "scaled", "mul.Scalar", {in, 0.7978845608028654});
+      std::string th = sub(n, "tanh", "tanh.default", {k});
+      std::string p = sub(n, "onep", "add.Scalar", {th, 1.0});
+      std::string h = sub(n, "half", "mul.Scalar", {x, 0.5});
+      sub(n, "", "mul.Tensor", {h, p}, json::object(), true);
+    } else {
+      throw detail::NodeError{"gelu: approximate must be \"none\" or \"tanh\", got " + appr.dump()};
+    }
+  }
+
+  /// d/dx of gelu's own decomposition above, times the incoming gradient
+  /// (arg 0); arg 1 is gelu's INPUT h (§5.3: it reads h, not gelu(h)).
+  void gelu_backward(const Node& n, const std::string&) {
+    const json& a = n.args;
+    TensorType tg = type_of_arg(n, 0), th = type_of_arg(n, 1);
+    if (!is_float(tg.dtype) || !is_float(th.dtype))
+      throw detail::NodeError{"gelu_backward needs float tensors, got " + type_str(tg) + " and " + type_str(th)};
+    std::string g = a[0].get<std::string>(), h = a[1].get<std::string>();
+    json appr = n.kwargs.value("approximate", json("none"));
+    if (appr == "none") {
+      // GELU'(h) = Phi(h) + h*phi(h) with the constants of the forward:
+      // 0.5*(1 + erf(c*h)) + h * (c/sqrt(pi)) * exp(-(c*h)^2), c = 0.7071067811865476.
+      std::string s = sub(n, "scaled", "mul.Scalar", {h, 0.7071067811865476});
+      std::string e = sub(n, "erf", "erf.default", {s});
+      std::string p = sub(n, "onep", "add.Scalar", {e, 1.0});
+      std::string cdf = sub(n, "cdf", "mul.Scalar", {p, 0.5});
+      std::string s2 = sub(n, "sq", "mul.Tensor", {s, s});
+      std::string ns = sub(n, "negsq", "neg.default", {s2});
+      std::string ex = sub(n, "exp", "exp.default", {ns});
+      std::string pdf = sub(n, "pdf", "mul.Scalar", {ex, 0.3989422804014327});
+      std::string hp = sub(n, "hpdf", "mul.Tensor", {h, pdf});
+      std::string d = sub(n, "deriv", "add.Tensor", {cdf, hp});
+      sub(n, "", "mul.Tensor", {g, d}, json::object(), true);
+    } else if (appr == "tanh") {
+      // d/dh of 0.5*h*(1 + tanh(k*(h + a*h^3))): 0.5*(1+t) + 0.5*h*(1-t^2)*k*(1 + 3*a*h^2).
+      std::string x2 = sub(n, "sq", "mul.Tensor", {h, h});
+      std::string x3 = sub(n, "cube", "mul.Tensor", {x2, h});
+      std::string c = sub(n, "cubec", "mul.Scalar", {x3, 0.044715});
+      std::string in = sub(n, "inner", "add.Tensor", {h, c});
+      std::string k = sub(n, "scaled", "mul.Scalar", {in, 0.7978845608028654});
+      std::string t = sub(n, "tanh", "tanh.default", {k});
+      std::string p = sub(n, "onep", "add.Scalar", {t, 1.0});
+      std::string ld = sub(n, "left", "mul.Scalar", {p, 0.5});
+      std::string t2 = sub(n, "tsq", "mul.Tensor", {t, t});
+      std::string om = sub(n, "sech2", "sub.Tensor", {1.0, t2});
+      std::string q = sub(n, "sqc", "mul.Scalar", {x2, 0.044715});
+      std::string q3 = sub(n, "sqc3", "mul.Scalar", {q, 3.0});
+      std::string q1 = sub(n, "dinner", "add.Scalar", {q3, 1.0});
+      std::string dk = sub(n, "dscaled", "mul.Scalar", {q1, 0.7978845608028654});
+      std::string hh = sub(n, "half", "mul.Scalar", {h, 0.5});
+      std::string r1 = sub(n, "right1", "mul.Tensor", {hh, om});
+      std::string r = sub(n, "right", "mul.Tensor", {r1, dk});
+      std::string d = sub(n, "deriv", "add.Tensor", {ld, r});
+      sub(n, "", "mul.Tensor", {g, d}, json::object(), true);
+    } else {
+      throw detail::NodeError{"gelu_backward: approximate must be \"none\" or \"tanh\", got " + appr.dump()};
+    }
+  }
+
+  /// matmul by the ranks of its operands: mm, bmm, or a vector unsqueezed into a matrix.
+  void matmul(const Node& n, const std::string& x) {
+    const json& a = n.args;
+    TensorType ta = type_of_arg(n, 0), tb = type_of_arg(n, 1);
+    size_t ra = ta.shape.size(), rb = tb.shape.size();
+    json b = a[1];
+    if (ra == 2 && rb == 2) {
+      sub(n, "", "mm.default", {x, b}, json::object(), true);
+    } else if (ra == 3 && rb == 3) {
+      sub(n, "", "bmm.default", {x, b}, json::object(), true);
+    } else if (ra == 3 && rb == 2) {
+      std::string u = sub(n, "unsq", "unsqueeze.default", {b, 0});
+      std::string e = sub(n, "exp", "expand.default", {u, {ta.shape[0], tb.shape[0], tb.shape[1]}});
+      sub(n, "", "bmm.default", {x, e}, json::object(), true);
+    } else if (ra == 2 && rb == 1) {
+      std::string u = sub(n, "unsq", "unsqueeze.default", {b, 1});
+      std::string m = sub(n, "mm", "mm.default", {x, u});
+      sub(n, "", "squeeze.dim", {m, 1}, json::object(), true);
+    } else if (ra == 1 && rb == 2) {
+      std::string u = sub(n, "unsq", "unsqueeze.default", {x, 0});
+      std::string m = sub(n, "mm", "mm.default", {u, b});
+      sub(n, "", "squeeze.dim", {m, 0}, json::object(), true);
+    } else if (ra == 1 && rb == 1) {
+      if (ta.shape != tb.shape) throw detail::NodeError{"matmul: vector lengths differ: " + type_str(ta) + " and " + type_str(tb)};
+      std::string p = sub(n, "prod", "mul.Tensor", {x, b});
+      sub(n, "", "sum.dim_IntList", {p, {0}, false}, json::object(), true);
+    } else {
+      throw detail::NodeError{"matmul of ranks " + std::to_string(ra) + " and " + std::to_string(rb) + " is not supported"};
+    }
+  }
+
+  /// addmm(self, mat1, mat2, *, beta=1, alpha=1) = beta*self + alpha*(mat1 @ mat2):
+  /// torch.export's core-aten form of nn.Linear (bias, input, weight^T).
+  void addmm(const Node& n, const std::string& x) {
+    const json& a = n.args;
+    for (size_t i = 0; i < 3; ++i) type_of_arg(n, i);
+    json beta = n.kwargs.value("beta", json(1)), alpha = n.kwargs.value("alpha", json(1));
+    if (!beta.is_number() || !alpha.is_number()) throw detail::NodeError{"addmm: beta and alpha must be numbers"};
+    std::string m = sub(n, "mm", "mm.default", {a[1], a[2]});
+    if (alpha != json(1)) m = sub(n, "alpha", "mul.Scalar", {m, alpha});
+    json bias = x;
+    if (beta != json(1)) bias = sub(n, "beta", "mul.Scalar", {x, beta});
+    sub(n, "", "add.Tensor", {m, bias}, json::object(), true);
+  }
+
+  /// gather(self, dim, index): out[i] = self[i with i_dim := index[i]] (index of
+  /// self's rank, 0 <= index < size as torch requires), as one index.Tensor on
+  /// the flattened self: offset = index*stride[dim] + sum_{d != dim} i_d*stride[d].
+  /// torch.export's core-aten form of nll_loss (cross entropy).
+  void gather(const Node& n, const std::string& x) {
+    const json& a = n.args;
+    TensorType t = type_of_arg(n, 0), ti = type_of_arg(n, 2);
+    size_t r = t.shape.size();
+    if (!is_int(ti.dtype)) throw detail::NodeError{"gather: index must be i32 or i64, got " + type_str(ti)};
+    if (r == 0 || ti.shape.size() != r)
+      throw detail::NodeError{"gather: index " + type_str(ti) + " must have the rank of " + type_str(t) + " (rank >= 1)"};
+    int64_t dim = dims_of(n, 1, r)[0];
+    std::vector<int64_t> stride(r, 1);
+    for (size_t d = r - 1; d > 0; --d) stride[d - 1] = stride[d] * t.shape[d];
+    int64_t numel = 1, numel_x = 1;
+    for (size_t d = 0; d < r; ++d) {
+      if (int64_t(d) != dim && ti.shape[d] > t.shape[d])
+        throw detail::NodeError{"gather: index " + type_str(ti) + " is larger than " + type_str(t) + " in dim " + std::to_string(d)};
+      numel *= ti.shape[d];
+      numel_x *= t.shape[d];
+    }
+    std::string off = sub(n, "off", "mul.Scalar", {a[2], stride[size_t(dim)]});
+    for (size_t d = 0; d < r; ++d) {
+      if (int64_t(d) == dim || ti.shape[d] == 1) continue;
+      std::vector<int64_t> v(r, 1);
+      v[d] = ti.shape[d];
+      std::string ar = sub(n, "ar", "arange.default", {ti.shape[d]});
+      std::string vw = sub(n, "arv", "view.default", {ar, v});
+      std::string sc = sub(n, "ars", "mul.Scalar", {vw, stride[d]});
+      off = sub(n, "off", "add.Tensor", {off, sc});
+    }
+    std::string fo = sub(n, "flatoff", "reshape.default", {off, {numel}});
+    std::string fx = sub(n, "flat", "reshape.default", {x, {numel_x}});
+    std::string g = sub(n, "idx", "index.Tensor", {fx, json::array({fo})});
+    sub(n, "", "view.default", {g, ti.shape}, json::object(), true);
+  }
+
+  /// scalar_tensor(s, *, dtype=f32): a rank-0 constant.
+  void scalar_tensor(const Node& n, const std::string&) {
+    const json& a = n.args;
+    if (!a[0].is_number() && !a[0].is_boolean()) throw detail::NodeError{"scalar_tensor: argument 0 must be a number"};
+    sub(n, "", "full.default", {json::array(), a[0]}, {{"dtype", n.kwargs.value("dtype", json("f32"))}}, true);
   }
 };
 

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "experiments/experiments.h"
-#include "oracle/error_bound.h"
+#include "oracle/error_bound/error_bound.h"
 #include "semantics/parser.h"
 #include "semantics/random_inputs.h"
 #include "transforms/transform.h"

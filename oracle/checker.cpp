@@ -3,8 +3,8 @@
 #include <cmath>
 #include <set>
 
-#include "oracle/error_bound.h"
 #include "oracle/checker_proof.h"
+#include "oracle/error_bound/error_bound.h"
 #include "semantics/enclosure_domain.h"
 #include "semantics/expr_util.h"
 #include "semantics/parser.h"

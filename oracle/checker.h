@@ -4,7 +4,7 @@
 // has a value the target has the same one; real (Theorem 6.3, docs/design.md §4):
 // wherever the source has a value, (a) the two programs agree in the Real
 // domain and (b) every reduction of the target stays within the error bound
-// of its own summands (oracle/error_bound.h, ratio ≤ 1).
+// of its own summands (oracle/error_bound/error_bound.h, ratio ≤ 1).
 //
 // (a) screens with MPFR values, which carry the Real domain's own rounding at
 // precision P (one rounding per op, per mpfr_sum): values agree when

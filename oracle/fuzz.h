@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/evaluator.h"
 #include "transforms/transform.h"
 

@@ -251,151 +251,84 @@ void Emitter::transposed_fold(const RedE& r, bool skew, Value* begin, Value* end
   });
 }
 
-void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end) {
+namespace {
+
+/// A source element's index: the output index `o`, then the fold index `ridx`.
+std::vector<Value*> source_index(const std::vector<Value*>& o, const std::vector<Value*>& ridx) {
+  std::vector<Value*> all = o;
+  all.insert(all.end(), ridx.begin(), ridx.end());
+  return all;
+}
+
+}  // namespace
+
+Value* Emitter::fold_offset(const std::vector<int64_t>& rstr, const std::vector<Value*>& ridx) {
+  Value* f = i64(0);
+  for (size_t k = 0; k < ridx.size(); ++k) f = b_.CreateAdd(f, b_.CreateMul(ridx[k], i64(rstr[k])));
+  return f;
+}
+
+void Emitter::scalar_reduction(const RedE& r, Value* begin, Value* end) {
   const Shape& out = spec_.types[0].shape;
   DType t = r.src->type.dtype;
   llvm::Type* ct = ctype(t);
   Value* init = constant(r.init, t);
   bool arg = red_is_arg(r.op);
   std::vector<int64_t> rstr = row_major_strides(r.extents);
-  auto rflat_of = [&](const std::vector<Value*>& ridx) {
-    Value* f = i64(0);
-    for (size_t k = 0; k < ridx.size(); ++k) f = b_.CreateAdd(f, b_.CreateMul(ridx[k], i64(rstr[k])));
-    return f;
-  };
-  auto full_index = [&](const std::vector<Value*>& o, const std::vector<Value*>& ridx) {
-    std::vector<Value*> all = o;
-    all.insert(all.end(), ridx.begin(), ridx.end());
-    return all;
-  };
   std::vector<Value*> o;
-  if (!ks.lanes) {
-    llvm::AllocaInst* acc = entry_alloca(ct, 1);
-    llvm::AllocaInst* argslot = entry_alloca(b_.getInt64Ty(), 1);
-    auto body = [&]() {
-      pos_ = flat(o, out);
-      b_.CreateStore(init, acc);
-      b_.CreateStore(i64(0), argslot);
-      std::vector<Value*> ridx;
-      nest(r.extents, 0, ridx, [&]() {
-        Value* x = elem(r.src, full_index(o, ridx));
-        Value* a = b_.CreateLoad(ct, acc);
-        b_.CreateStore(fold(r, a, x, t, argslot, arg ? rflat_of(ridx) : nullptr), acc);
-      });
-      if (arg) store(b_.CreateLoad(b_.getInt64Ty(), argslot), pos_);
-      else store(b_.CreateLoad(ct, acc), pos_);
-    };
-    if (out.empty()) {
-      body();
-      return;
-    }
-    loop(begin, end, [&](Value* i0) {
-      o.push_back(i0);
-      nest(out, 1, o, body);
-      o.pop_back();
+  llvm::AllocaInst* acc = entry_alloca(ct, 1);
+  llvm::AllocaInst* argslot = entry_alloca(b_.getInt64Ty(), 1);
+  auto body = [&]() {
+    pos_ = flat(o, out);
+    b_.CreateStore(init, acc);
+    b_.CreateStore(i64(0), argslot);
+    std::vector<Value*> ridx;
+    nest(r.extents, 0, ridx, [&]() {
+      Value* x = elem(r.src, source_index(o, ridx));
+      Value* a = b_.CreateLoad(ct, acc);
+      b_.CreateStore(fold(r, a, x, t, argslot, arg ? fold_offset(rstr, ridx) : nullptr), acc);
     });
+    if (arg) store(b_.CreateLoad(b_.getInt64Ty(), argslot), pos_);
+    else store(b_.CreateLoad(ct, acc), pos_);
+  };
+  if (out.empty()) {
+    body();
     return;
   }
-  if (ks.transposed) return transposed_fold(r, ks.skewed, begin, end);
-  // Lanes: one accumulator per index of the last output dimension (per
-  // index of a block of it), stepped innermost; each accumulator folds its
-  // own elements in program order. With a row block, `rows` consecutive
-  // indices of the second-to-last dimension are stepped together, each with
-  // its own block of accumulators.
-  int64_t lanes = ks.lane_block, blocks = out.back() / lanes, rows = ks.row_block;
-  Shape outer(out.begin(), out.end() - (rows > 1 ? 2 : 1));
-  llvm::AllocaInst* accs = entry_alloca(ct, rows * lanes);
-  auto acc_slot = [&](Value* l, int64_t rr) { return b_.CreateInBoundsGEP(ct, accs, b_.CreateAdd(l, i64(rr * lanes))); };
-  // The output index of lane l of row r: o, then the row (with a row
-  // block), then the column.
-  auto index_of = [&](Value* row0, int64_t r, Value* col) {
-    std::vector<Value*> ol = o;
-    if (rows > 1) ol.push_back(b_.CreateAdd(row0, i64(r)));
-    ol.push_back(col);
-    return ol;
-  };
-  // Packed operands (KernelShape::packed): a scratch of fold x lanes
-  // values each, filled for a column block before its rows.
-  const auto* pm = ks.pack() ? std::get_if<MapE>(&r.src->p) : nullptr;
-  std::vector<llvm::AllocaInst*> scratch;
-  if (pm)
-    for (size_t a = 0; a < pm->args.size(); ++a)
-      scratch.push_back(ks.packed[a] ? entry_alloca(ctype(pm->args[a]->type.dtype), num_elements(r.extents) * lanes)
-                                     : nullptr);
-  auto pack_one = [&](Value* row0, Value* base, const std::vector<Value*>& ridx, Value* l) {
-    Value* at = b_.CreateAdd(b_.CreateMul(rflat_of(ridx), i64(lanes)), l);
-    std::vector<Value*> idx = full_index(index_of(row0, 0, b_.CreateAdd(base, l)), ridx);
-    for (size_t a = 0; a < scratch.size(); ++a)
-      if (scratch[a]) b_.CreateStore(elem(pm->args[a], idx), b_.CreateInBoundsGEP(scratch[a]->getAllocatedType(), scratch[a], at));
-  };
-  auto pack = [&](Value* row0, Value* base) {
-    // KernelShape::pack_along_fold: 8 lanes x 8 fold steps at a time, each
-    // lane's 8 steps (consecutive in memory) a vector, transposed in
-    // registers into each step's 8 lanes. A [256, 1024] x [1024, 256]
-    // product read through a transpose: its packing took 0.70 ms a step at
-    // a time, where each lane's line lies 4 KiB from the next lane's, all in
-    // one set of the L1 cache, and 0.21 ms a line of the fold at a time, lane
-    // by lane; the product 1.92 ms, 1.44 ms that way, 1.34 ms in registers.
-    if (ks.pack_along_fold) {
-      loop(i64(0), i64(r.extents[0] / 8), [&](Value* kb) {
-        Value* k0 = b_.CreateMul(kb, i64(8));
-        loop(i64(0), i64(lanes / 8), [&](Value* lb) {
-          Value* l0 = b_.CreateMul(lb, i64(8));
-          for (size_t a = 0; a < scratch.size(); ++a) {
-            if (!scratch[a]) continue;
-            llvm::Type* st = scratch[a]->getAllocatedType();
-            std::vector<Value*> lines(8);
-            for (int64_t j = 0; j < 8; ++j) {
-              Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, 8));
-              Value* col = b_.CreateAdd(base, b_.CreateAdd(l0, i64(j)));
-              for (int64_t i = 0; i < 8; ++i)
-                v = b_.CreateInsertElement(
-                    v, elem(pm->args[a], full_index(index_of(row0, 0, col), {b_.CreateAdd(k0, i64(i))})), uint64_t(i));
-              lines[size_t(j)] = v;
-            }
-            std::vector<Value*> steps = transpose(lines);
-            for (int64_t i = 0; i < 8; ++i) {
-              Value* at = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(k0, i64(i)), i64(lanes)), l0);
-              b_.CreateAlignedStore(steps[size_t(i)], b_.CreateInBoundsGEP(st, scratch[a], at),
-                                    llvm::Align(st->getScalarSizeInBits() / 8));
-            }
-          }
-        });
-      });
-      return;
-    }
-    std::vector<Value*> ridx;
-    nest(r.extents, 0, ridx, [&]() { loop(i64(0), i64(lanes), [&](Value* l) { pack_one(row0, base, ridx, l); }); });
-  };
+  loop(begin, end, [&](Value* i0) {
+    o.push_back(i0);
+    nest(out, 1, o, body);
+    o.pop_back();
+  });
+}
+
+Emitter::LaneFold Emitter::lane_fold(const RedE& r, const KernelShape& ks) {
+  LaneFold f(r, ks, spec_.types[0].shape);
+  f.t = r.src->type.dtype;
+  f.ct = ctype(f.t);
+  f.init = constant(r.init, f.t);
+  f.rstr = row_major_strides(r.extents);
+  f.lanes = ks.lane_block;
+  f.blocks = f.out.back() / f.lanes;
+  f.rows = ks.row_block;
+  f.outer = Shape(f.out.begin(), f.out.end() - (f.rows > 1 ? 2 : 1));
+  f.accs = entry_alloca(f.ct, f.rows * f.lanes);
+  f.pm = ks.pack() ? std::get_if<MapE>(&r.src->p) : nullptr;
+  if (f.pm)
+    for (size_t a = 0; a < f.pm->args.size(); ++a)
+      f.scratch.push_back(ks.packed[a] ? entry_alloca(ctype(f.pm->args[a]->type.dtype), num_elements(r.extents) * f.lanes)
+                                       : nullptr);
   // KernelShape::salt_broadcasts: an operand that is not packed is read at
   // its last fold index plus z times the lane's vector (l / lanes of a
   // 512-bit register), z an opaque zero (the runtime's constant
   // stax_index_zero, loaded once): the same element, at an address the
   // optimiser cannot merge with another vector's.
-  Value* zero = nullptr;
-  if (pm && ks.salt_broadcasts) {
+  if (f.pm && ks.salt_broadcasts) {
     auto* g = llvm::cast<llvm::GlobalVariable>(
         b_.GetInsertBlock()->getModule()->getOrInsertGlobal("stax_index_zero", b_.getInt64Ty()));
     g->setConstant(true);
-    zero = b_.CreateLoad(b_.getInt64Ty(), g);
+    f.zero = b_.CreateLoad(b_.getInt64Ty(), g);
   }
-  auto salted = [&](std::vector<Value*> idx, const Expr& arg, Value* l) {
-    if (zero && !idx.empty()) {
-      const int64_t group = 512 / int64_t(ctype(arg->type.dtype)->getScalarSizeInBits());
-      idx.back() = b_.CreateAdd(idx.back(), b_.CreateMul(zero, b_.CreateUDiv(l, i64(group))));
-    }
-    return idx;
-  };
-  auto value = [&](const std::vector<Value*>& idx, Value* at, Value* l) {
-    if (!pm) return elem(r.src, idx);
-    std::vector<Value*> args;
-    for (size_t a = 0; a < scratch.size(); ++a) {
-      llvm::Type* st = scratch[a] ? scratch[a]->getAllocatedType() : nullptr;
-      args.push_back(st ? b_.CreateLoad(st, b_.CreateInBoundsGEP(st, scratch[a], at))
-                        : elem(pm->args[a], salted(idx, pm->args[a], l)));
-    }
-    return map_value(*pm, r.src->type.dtype, args);
-  };
   // A maximum or minimum fold of lanes (one row, nothing packed, a source
   // that cannot fail, a number as init) keeps each lane's largest and
   // smallest order key (order_key): two integer operations an element, no
@@ -405,121 +338,214 @@ void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin,
   // key is the result's bits, unless a key lies beyond an infinity's: a NaN
   // was folded, and that lane is folded again by fold (the first NaN,
   // quieted, as in the program's order).
-  const bool keyed = rows == 1 && !pm && keyed_fold(r);
-  llvm::Type* kt = b_.getIntNTy(ct->getScalarSizeInBits());
-  llvm::AllocaInst* hi = keyed ? entry_alloca(kt, lanes) : nullptr;
-  llvm::AllocaInst* lo = keyed ? entry_alloca(kt, lanes) : nullptr;
-  // The lanes' results from their keys; returns whether a NaN was folded
-  // into any (an i1).
-  auto keyed_finish = [&](Value* base) -> Value* {
-    llvm::AllocaInst* any = entry_alloca(b_.getInt8Ty(), 1);
-    b_.CreateStore(b_.getInt8(0), any);
-    loop(i64(0), i64(lanes), [&](Value* l) {
-      Value* hk = b_.CreateLoad(kt, b_.CreateInBoundsGEP(kt, hi, l)), *lk = b_.CreateLoad(kt, b_.CreateInBoundsGEP(kt, lo, l));
-      Value* nan = keyed_nan(hk, lk, ct);
-      store(unkey(r.op == RedOp::Max ? hk : lk, ct), flat(index_of(nullptr, 0, b_.CreateAdd(base, l)), out));
-      b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt8Ty(), any), b_.CreateZExt(nan, b_.getInt8Ty())), any);
-    });
-    return b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), any), b_.getInt8(0));
-  };
-  // The fold of a block of lanes into the accumulators (keys: their keys),
-  // then their results stored.
-  auto fold_block = [&](Value* row0, Value* base, bool keys) -> Value* {
-    for (int64_t a = 0; a < rows * lanes; ++a) {
-      if (!keys) b_.CreateStore(init, b_.CreateConstInBoundsGEP1_64(ct, accs, uint64_t(a)));
-      else {
-        b_.CreateStore(key_of(init), b_.CreateConstInBoundsGEP1_64(kt, hi, uint64_t(a)));
-        b_.CreateStore(key_of(init), b_.CreateConstInBoundsGEP1_64(kt, lo, uint64_t(a)));
-      }
-    }
-    // A block of rows (a matrix product's) first asks for its output's
-    // lines for writing (Emitter::prefetch_write): its stores come after
-    // the whole fold, by which time the lines are there. A product whose
-    // output was last written kernels ago otherwise waited for each line
-    // at its stores: [256, 256] x [256, 256] after 16 MiB of other writes
-    // 0.344-0.368 -> 0.332-0.350 ms, the transformer block's forward and
-    // backward over T=256, D=256, F=1024 ~2.5% (README).
-    if (rows > 1 && !keys)
-      for (int64_t rr = 0; rr < rows; ++rr)
-        for (int64_t l = 0; l < lanes; l += per_line(ct))
-          prefetch_write(0, flat(index_of(row0, rr, b_.CreateAdd(base, i64(l))), out));
-    std::vector<Value*> ridx;
-    nest(r.extents, 0, ridx, [&]() {
-      Value* at0 = scratch.empty() ? nullptr : b_.CreateMul(rflat_of(ridx), i64(lanes));
-      loop(i64(0), i64(lanes), [&](Value* l) {
-        Value* at = at0 ? b_.CreateAdd(at0, l) : nullptr;
-        // A lane that starts a cache line prefetches (Emitter::prefetch_ahead);
-        // the full unrolling folds the test away. Not with row blocks: a
-        // matrix product's step reads a line of B and one element of A a
-        // row, and the prefetches' branches kept its rows and lanes from
-        // being vectorised together (its kernels 4x slower).
-        if (rows == 1 && !pm)
-          prefetch_if_ = b_.CreateICmpEQ(
-              b_.CreateURem(l, i64(per_line(ct))), i64(0));
-        for (int64_t rr = 0; rr < rows; ++rr) {
-          std::vector<Value*> ol = index_of(row0, rr, b_.CreateAdd(base, l));
-          pos_ = flat(ol, out);
-          Value* slot = acc_slot(l, rr);
-          Value* x = value(full_index(ol, ridx), at, l);
-          if (keys) keyed_step(key_of(x), b_.CreateInBoundsGEP(kt, hi, l), b_.CreateInBoundsGEP(kt, lo, l));
-          else b_.CreateStore(fold(r, b_.CreateLoad(ct, slot), x, t, nullptr, nullptr), slot);
+  f.keyed = f.rows == 1 && !f.pm && keyed_fold(r);
+  f.kt = b_.getIntNTy(f.ct->getScalarSizeInBits());
+  f.hi = f.keyed ? entry_alloca(f.kt, f.lanes) : nullptr;
+  f.lo = f.keyed ? entry_alloca(f.kt, f.lanes) : nullptr;
+  return f;
+}
+
+Value* Emitter::acc_slot(const LaneFold& f, Value* l, int64_t rr) {
+  return b_.CreateInBoundsGEP(f.ct, f.accs, b_.CreateAdd(l, i64(rr * f.lanes)));
+}
+
+std::vector<Value*> Emitter::lane_index(const LaneFold& f, Value* row0, int64_t rr, Value* col) {
+  std::vector<Value*> ol = f.o;
+  if (f.rows > 1) ol.push_back(b_.CreateAdd(row0, i64(rr)));
+  ol.push_back(col);
+  return ol;
+}
+
+void Emitter::pack_lane(const LaneFold& f, Value* row0, Value* base, const std::vector<Value*>& ridx, Value* l) {
+  Value* at = b_.CreateAdd(b_.CreateMul(fold_offset(f.rstr, ridx), i64(f.lanes)), l);
+  std::vector<Value*> idx = source_index(lane_index(f, row0, 0, b_.CreateAdd(base, l)), ridx);
+  for (size_t a = 0; a < f.scratch.size(); ++a)
+    if (f.scratch[a])
+      b_.CreateStore(elem(f.pm->args[a], idx),
+                     b_.CreateInBoundsGEP(f.scratch[a]->getAllocatedType(), f.scratch[a], at));
+}
+
+// KernelShape::pack_along_fold: 8 lanes x 8 fold steps at a time, each
+// lane's 8 steps (consecutive in memory) a vector, transposed in registers
+// into each step's 8 lanes. A [256, 1024] x [1024, 256] product read
+// through a transpose: its packing took 0.70 ms a step at a time, where
+// each lane's line lies 4 KiB from the next lane's, all in one set of the
+// L1 cache, and 0.21 ms a line of the fold at a time, lane by lane; the
+// product 1.92 ms, 1.44 ms that way, 1.34 ms in registers.
+void Emitter::pack_along_fold(const LaneFold& f, Value* row0, Value* base) {
+  loop(i64(0), i64(f.r.extents[0] / 8), [&](Value* kb) {
+    Value* k0 = b_.CreateMul(kb, i64(8));
+    loop(i64(0), i64(f.lanes / 8), [&](Value* lb) {
+      Value* l0 = b_.CreateMul(lb, i64(8));
+      for (size_t a = 0; a < f.scratch.size(); ++a) {
+        if (!f.scratch[a]) continue;
+        llvm::Type* st = f.scratch[a]->getAllocatedType();
+        std::vector<Value*> lines(8);
+        for (int64_t j = 0; j < 8; ++j) {
+          Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(st, 8));
+          Value* col = b_.CreateAdd(base, b_.CreateAdd(l0, i64(j)));
+          for (int64_t i = 0; i < 8; ++i)
+            v = b_.CreateInsertElement(
+                v, elem(f.pm->args[a], source_index(lane_index(f, row0, 0, col), {b_.CreateAdd(k0, i64(i))})),
+                uint64_t(i));
+          lines[size_t(j)] = v;
         }
-        prefetch_if_ = nullptr;
-      }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
-    });
-    if (keys) return keyed_finish(base);
-    loop(i64(0), i64(lanes), [&](Value* l) {
-      for (int64_t rr = 0; rr < rows; ++rr) {
-        store(b_.CreateLoad(ct, acc_slot(l, rr)), flat(index_of(row0, rr, b_.CreateAdd(base, l)), out));
+        std::vector<Value*> steps = transpose(lines);
+        for (int64_t i = 0; i < 8; ++i) {
+          Value* at = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(k0, i64(i)), i64(f.lanes)), l0);
+          b_.CreateAlignedStore(steps[size_t(i)], b_.CreateInBoundsGEP(st, f.scratch[a], at),
+                                llvm::Align(st->getScalarSizeInBits() / 8));
+        }
       }
     });
-    return nullptr;
-  };
-  // Keyed, a block where a NaN was folded is folded again as the program
-  // says, all its lanes together (a lane alone would not be vectorised).
-  auto block = [&](Value* row0, Value* base) {
-    if (!keyed || spec_.keyed_unchecked) {
-      fold_block(row0, base, keyed);
-      return;
+  });
+}
+
+void Emitter::pack_operands(const LaneFold& f, Value* row0, Value* base) {
+  if (f.ks.pack_along_fold) return pack_along_fold(f, row0, base);
+  std::vector<Value*> ridx;
+  nest(f.r.extents, 0, ridx, [&]() { loop(i64(0), i64(f.lanes), [&](Value* l) { pack_lane(f, row0, base, ridx, l); }); });
+}
+
+std::vector<Value*> Emitter::salted_index(const LaneFold& f, std::vector<Value*> idx, const Expr& arg, Value* l) {
+  if (f.zero && !idx.empty()) {
+    const int64_t group = 512 / int64_t(ctype(arg->type.dtype)->getScalarSizeInBits());
+    idx.back() = b_.CreateAdd(idx.back(), b_.CreateMul(f.zero, b_.CreateUDiv(l, i64(group))));
+  }
+  return idx;
+}
+
+Value* Emitter::lane_value(const LaneFold& f, const std::vector<Value*>& idx, Value* at, Value* l) {
+  if (!f.pm) return elem(f.r.src, idx);
+  std::vector<Value*> args;
+  for (size_t a = 0; a < f.scratch.size(); ++a) {
+    llvm::Type* st = f.scratch[a] ? f.scratch[a]->getAllocatedType() : nullptr;
+    args.push_back(st ? b_.CreateLoad(st, b_.CreateInBoundsGEP(st, f.scratch[a], at))
+                      : elem(f.pm->args[a], salted_index(f, idx, f.pm->args[a], l)));
+  }
+  return map_value(*f.pm, f.r.src->type.dtype, args);
+}
+
+Value* Emitter::keyed_results(const LaneFold& f, Value* base) {
+  llvm::AllocaInst* any = entry_alloca(b_.getInt8Ty(), 1);
+  b_.CreateStore(b_.getInt8(0), any);
+  loop(i64(0), i64(f.lanes), [&](Value* l) {
+    Value* hk = b_.CreateLoad(f.kt, b_.CreateInBoundsGEP(f.kt, f.hi, l)), *lk = b_.CreateLoad(f.kt, b_.CreateInBoundsGEP(f.kt, f.lo, l));
+    Value* nan = keyed_nan(hk, lk, f.ct);
+    store(unkey(f.r.op == RedOp::Max ? hk : lk, f.ct), flat(lane_index(f, nullptr, 0, b_.CreateAdd(base, l)), f.out));
+    b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt8Ty(), any), b_.CreateZExt(nan, b_.getInt8Ty())), any);
+  });
+  return b_.CreateICmpNE(b_.CreateLoad(b_.getInt8Ty(), any), b_.getInt8(0));
+}
+
+Value* Emitter::fold_lane_block(const LaneFold& f, Value* row0, Value* base, bool keys) {
+  const int64_t lanes = f.lanes, rows = f.rows;
+  for (int64_t a = 0; a < rows * lanes; ++a) {
+    if (!keys) b_.CreateStore(f.init, b_.CreateConstInBoundsGEP1_64(f.ct, f.accs, uint64_t(a)));
+    else {
+      b_.CreateStore(key_of(f.init), b_.CreateConstInBoundsGEP1_64(f.kt, f.hi, uint64_t(a)));
+      b_.CreateStore(key_of(f.init), b_.CreateConstInBoundsGEP1_64(f.kt, f.lo, uint64_t(a)));
     }
-    if_then(fold_block(row0, base, true), "nan.block", true, [&] { fold_block(row0, base, false); });
-  };
-  // The row blocks [lo, hi) of one column block, packed first.
-  auto packed_rows = [&](Value* lo, Value* hi, Value* base) {
-    pack(b_.CreateMul(lo, i64(rows)), base);
-    loop(lo, hi, [&](Value* rb) { block(b_.CreateMul(rb, i64(rows)), base); });
-  };
-  auto each_column = [&](const std::function<void(Value*)>& f) {
-    loop(i64(0), i64(blocks), [&](Value* jb) { f(b_.CreateMul(jb, i64(lanes))); });
-  };
-  auto columns = [&](Value* row0) {
-    if (blocks == 1) return block(row0, i64(0));
-    each_column([&](Value* base) { block(row0, base); });
-  };
-  if (rows > 1 && outer.empty()) {  // rank 2: the range counts blocks of rows
-    if (pm) return each_column([&](Value* base) { packed_rows(begin, end, base); });
-    loop(begin, end, [&](Value* i0) { columns(b_.CreateMul(i0, i64(rows))); });
+  }
+  // A block of rows (a matrix product's) first asks for its output's
+  // lines for writing (Emitter::prefetch_write): its stores come after
+  // the whole fold, by which time the lines are there. A product whose
+  // output was last written kernels ago otherwise waited for each line
+  // at its stores: [256, 256] x [256, 256] after 16 MiB of other writes
+  // 0.344-0.368 -> 0.332-0.350 ms, the transformer block's forward and
+  // backward over T=256, D=256, F=1024 ~2.5% (README).
+  if (rows > 1 && !keys)
+    for (int64_t rr = 0; rr < rows; ++rr)
+      for (int64_t l = 0; l < lanes; l += per_line(f.ct))
+        prefetch_write(0, flat(lane_index(f, row0, rr, b_.CreateAdd(base, i64(l))), f.out));
+  std::vector<Value*> ridx;
+  nest(f.r.extents, 0, ridx, [&]() {
+    Value* at0 = f.scratch.empty() ? nullptr : b_.CreateMul(fold_offset(f.rstr, ridx), i64(lanes));
+    loop(i64(0), i64(lanes), [&](Value* l) {
+      Value* at = at0 ? b_.CreateAdd(at0, l) : nullptr;
+      // A lane that starts a cache line prefetches (Emitter::prefetch_ahead);
+      // the full unrolling folds the test away. Not with row blocks: a
+      // matrix product's step reads a line of B and one element of A a
+      // row, and the prefetches' branches kept its rows and lanes from
+      // being vectorised together (its kernels 4x slower).
+      if (rows == 1 && !f.pm)
+        prefetch_if_ = b_.CreateICmpEQ(
+            b_.CreateURem(l, i64(per_line(f.ct))), i64(0));
+      for (int64_t rr = 0; rr < rows; ++rr) {
+        std::vector<Value*> ol = lane_index(f, row0, rr, b_.CreateAdd(base, l));
+        pos_ = flat(ol, f.out);
+        Value* slot = acc_slot(f, l, rr);
+        Value* x = lane_value(f, source_index(ol, ridx), at, l);
+        if (keys) keyed_step(key_of(x), b_.CreateInBoundsGEP(f.kt, f.hi, l), b_.CreateInBoundsGEP(f.kt, f.lo, l));
+        else b_.CreateStore(fold(f.r, b_.CreateLoad(f.ct, slot), x, f.t, nullptr, nullptr), slot);
+      }
+      prefetch_if_ = nullptr;
+    }, /*unroll_full=*/true);  // then SROA keeps the accumulators in registers
+  });
+  if (keys) return keyed_results(f, base);
+  loop(i64(0), i64(lanes), [&](Value* l) {
+    for (int64_t rr = 0; rr < rows; ++rr) {
+      store(b_.CreateLoad(f.ct, acc_slot(f, l, rr)), flat(lane_index(f, row0, rr, b_.CreateAdd(base, l)), f.out));
+    }
+  });
+  return nullptr;
+}
+
+void Emitter::lane_block(const LaneFold& f, Value* row0, Value* base) {
+  if (!f.keyed || spec_.keyed_unchecked) {
+    fold_lane_block(f, row0, base, f.keyed);
+    return;
+  }
+  if_then(fold_lane_block(f, row0, base, true), "nan.block", true, [&] { fold_lane_block(f, row0, base, false); });
+}
+
+void Emitter::packed_rows(const LaneFold& f, Value* lo, Value* hi, Value* base) {
+  pack_operands(f, b_.CreateMul(lo, i64(f.rows)), base);
+  loop(lo, hi, [&](Value* rb) { lane_block(f, b_.CreateMul(rb, i64(f.rows)), base); });
+}
+
+void Emitter::each_column(const LaneFold& f, const std::function<void(Value*)>& body) {
+  loop(i64(0), i64(f.blocks), [&](Value* jb) { body(b_.CreateMul(jb, i64(f.lanes))); });
+}
+
+void Emitter::columns(const LaneFold& f, Value* row0) {
+  if (f.blocks == 1) return lane_block(f, row0, i64(0));
+  each_column(f, [&](Value* base) { lane_block(f, row0, base); });
+}
+
+void Emitter::lane_ranges(LaneFold& f, Value* begin, Value* end) {
+  const int64_t rows = f.rows;
+  if (rows > 1 && f.outer.empty()) {  // rank 2: the range counts blocks of rows
+    if (f.pm) return each_column(f, [&](Value* base) { packed_rows(f, begin, end, base); });
+    loop(begin, end, [&](Value* i0) { columns(f, b_.CreateMul(i0, i64(rows))); });
     return;
   }
   auto body = [&]() {
-    if (rows == 1) return columns(nullptr);
-    Value* nrb = i64(out[out.size() - 2] / rows);
-    if (pm) return each_column([&](Value* base) { packed_rows(i64(0), nrb, base); });
-    loop(i64(0), nrb, [&](Value* rb) { columns(b_.CreateMul(rb, i64(rows))); });
+    if (rows == 1) return columns(f, nullptr);
+    Value* nrb = i64(f.out[f.out.size() - 2] / rows);
+    if (f.pm) return each_column(f, [&](Value* base) { packed_rows(f, i64(0), nrb, base); });
+    loop(i64(0), nrb, [&](Value* rb) { columns(f, b_.CreateMul(rb, i64(rows))); });
   };
-  if (outer.empty() && rows == 1) {  // rank 1: the range counts blocks of lanes (column_lanes)
-    loop(begin, end, [&](Value* jb) { block(nullptr, b_.CreateMul(jb, i64(lanes))); });
+  if (f.outer.empty() && rows == 1) {  // rank 1: the range counts blocks of lanes (column_lanes)
+    loop(begin, end, [&](Value* jb) { lane_block(f, nullptr, b_.CreateMul(jb, i64(f.lanes))); });
     return;
   }
-  if (outer.empty()) {
+  if (f.outer.empty()) {
     body();
     return;
   }
   loop(begin, end, [&](Value* i0) {
-    o.push_back(i0);
-    nest(outer, 1, o, body);
-    o.pop_back();
+    f.o.push_back(i0);
+    nest(f.outer, 1, f.o, body);
+    f.o.pop_back();
   });
+}
+
+void Emitter::emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end) {
+  if (!ks.lanes) return scalar_reduction(r, begin, end);
+  if (ks.transposed) return transposed_fold(r, ks.skewed, begin, end);
+  LaneFold f = lane_fold(r, ks);
+  lane_ranges(f, begin, end);
 }
 
 }  // namespace stax::backends::cpu::detail

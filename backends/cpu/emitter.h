@@ -359,6 +359,9 @@ class Emitter {
   }
 
   void emit_pointwise(const KernelShape& ks, Value* begin, Value* end);
+  /// A reduction kernel over [begin, end): one accumulator per output
+  /// element folding in program order, in lanes, transposed or not
+  /// (KernelShape); its steps are the private functions below.
   void emit_reduction(const RedE& r, const KernelShape& ks, Value* begin, Value* end);
   Value* fold(const RedE& r, Value* acc, Value* x, DType t, Value* arg_slot, Value* rflat);
   Value* fold_maximum(const RedE& r, Value* acc, Value* x, bool is_max);
@@ -392,6 +395,90 @@ class Emitter {
   int64_t prefetch_bytes_ = kPrefetchBytes;  ///< how far past a load prefetch_ahead reaches
   llvm::BasicBlock* alloca_block_ = nullptr;
   std::vector<std::string> reasons_;
+
+ private:
+  // ---- emit_reduction's steps (codegen_reduction.cpp)
+
+  /// A reduction folded in lanes (KernelShape::lanes): one accumulator per
+  /// index of the last output dimension (per index of a block of it),
+  /// stepped innermost, each folding its own elements in program order.
+  /// With a row block, `rows` consecutive indices of the second-to-last
+  /// dimension are stepped together, each with its own block of
+  /// accumulators. What the steps below share.
+  struct LaneFold {
+    LaneFold(const RedE& r, const KernelShape& ks, const Shape& out) : r(r), ks(ks), out(out) {}
+    const RedE& r;
+    const KernelShape& ks;
+    const Shape& out;           ///< the output's shape
+    DType t = DType::F32;       ///< the source's dtype
+    llvm::Type* ct = nullptr;   ///< its compute type
+    Value* init = nullptr;      ///< the fold's initial value
+    std::vector<int64_t> rstr;  ///< row-major strides of the fold's extents
+    int64_t lanes = 0;          ///< accumulators a row of a block (KernelShape::lane_block)
+    int64_t blocks = 0;         ///< blocks of lanes in the last output dimension
+    int64_t rows = 1;           ///< rows of a block (KernelShape::row_block)
+    Shape outer;                ///< the output dimensions outside the lanes and rows
+    std::vector<Value*> o;      ///< the index in `outer` being emitted
+    llvm::AllocaInst* accs = nullptr;  ///< rows x lanes accumulators
+    /// Packed operands (KernelShape::packed): the map, and per operand a
+    /// scratch of fold x lanes values (null: not packed), filled for a
+    /// column block before its rows.
+    const MapE* pm = nullptr;
+    std::vector<llvm::AllocaInst*> scratch;
+    Value* zero = nullptr;      ///< the opaque zero of KernelShape::salt_broadcasts, or null
+    bool keyed = false;         ///< the lanes keep order keys (see lane_fold)
+    llvm::Type* kt = nullptr;   ///< the keys' integer type
+    llvm::AllocaInst* hi = nullptr;  ///< per lane, the largest key so far
+    llvm::AllocaInst* lo = nullptr;  ///< per lane, the smallest key so far
+  };
+
+  /// The flat fold index of `ridx`, `rstr` the fold's row-major strides.
+  Value* fold_offset(const std::vector<int64_t>& rstr, const std::vector<Value*>& ridx);
+  /// A reduction without lanes: one accumulator (and an index slot for
+  /// argmax/argmin) folding each output element in turn.
+  void scalar_reduction(const RedE& r, Value* begin, Value* end);
+  /// The state of a reduction in lanes: its accumulators, the packed
+  /// operands' scratch, the opaque zero, the keys' slots.
+  LaneFold lane_fold(const RedE& r, const KernelShape& ks);
+  /// The slot of lane `l`'s accumulator in row `rr` of the block.
+  Value* acc_slot(const LaneFold& f, Value* l, int64_t rr);
+  /// The output index of column `col` of row `rr` of the block at `row0`:
+  /// the index in `outer`, then the row (with a row block), then the column.
+  std::vector<Value*> lane_index(const LaneFold& f, Value* row0, int64_t rr, Value* col);
+  /// Packs the operands of lane `l` (column base + l) at fold index `ridx`.
+  void pack_lane(const LaneFold& f, Value* row0, Value* base, const std::vector<Value*>& ridx, Value* l);
+  /// Packs the operands of a column block 8 lanes x 8 fold steps at a time
+  /// (KernelShape::pack_along_fold), transposed in registers.
+  void pack_along_fold(const LaneFold& f, Value* row0, Value* base);
+  /// Fills the packed operands' scratch for the column block at `base`.
+  void pack_operands(const LaneFold& f, Value* row0, Value* base);
+  /// The index `idx` of operand `arg` read by lane `l`, salted with the
+  /// opaque zero (KernelShape::salt_broadcasts) when there is one.
+  std::vector<Value*> salted_index(const LaneFold& f, std::vector<Value*> idx, const Expr& arg, Value* l);
+  /// The source's value at `idx` for lane `l`: from the packed scratch (at
+  /// offset `at`) where an operand is packed.
+  Value* lane_value(const LaneFold& f, const std::vector<Value*>& idx, Value* at, Value* l);
+  /// The lanes' results from their keys, stored; returns whether a NaN was
+  /// folded into any (an i1).
+  Value* keyed_results(const LaneFold& f, Value* base);
+  /// The fold of a block of lanes into the accumulators (`keys`: into their
+  /// keys), then their results stored; with keys, returns whether a NaN was
+  /// folded (else null).
+  Value* fold_lane_block(const LaneFold& f, Value* row0, Value* base, bool keys);
+  /// One block of lanes; keyed, a block where a NaN was folded is folded
+  /// again as the program says, all its lanes together (a lane alone would
+  /// not be vectorised).
+  void lane_block(const LaneFold& f, Value* row0, Value* base);
+  /// The row blocks [lo, hi) of one column block, packed first.
+  void packed_rows(const LaneFold& f, Value* lo, Value* hi, Value* base);
+  /// `body(base)` for each column block of lanes.
+  void each_column(const LaneFold& f, const std::function<void(Value*)>& body);
+  /// The column blocks of the row block at `row0`.
+  void columns(const LaneFold& f, Value* row0);
+  /// The loops of a reduction in lanes over the kernel's range [begin, end):
+  /// it counts blocks of rows (rank 2 with a row block), blocks of lanes
+  /// (rank 1), or indices of the outermost output dimension.
+  void lane_ranges(LaneFold& f, Value* begin, Value* end);
 };
 
 // The Llvm domain of the generic evaluator (lambda_eval.h).

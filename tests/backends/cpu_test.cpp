@@ -16,7 +16,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "mathlib/f32_lanes.h"
 #include "oracle/fuzz.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/input_gen.h"
 #include "semantics/mutants.h"
 #include "semantics/printer.h"

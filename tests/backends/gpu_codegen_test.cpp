@@ -22,7 +22,7 @@
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/nvrtc.h"
 #include "mathlib/f32_tables.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"
 #include "tests/test_util.h"

@@ -24,7 +24,7 @@
 
 #include "backends/gpu/gpu_backend.h"
 #include "oracle/fuzz.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/input_gen.h"
 #include "semantics/mutants.h"
 #include "tests/backends/gpu_test_util.h"

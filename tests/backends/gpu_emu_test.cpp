@@ -19,7 +19,7 @@
 #include "backends/gpu/gpu_backend.h"
 #include "mathlib/f64_impl.h"
 #include "oracle/fuzz.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/ieee_scalar.h"
 #include "semantics/input_gen.h"
 #include "semantics/mutants.h"

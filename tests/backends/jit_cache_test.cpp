@@ -12,7 +12,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "oracle/fuzz.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/input_gen.h"
 #include "semantics/printer.h"
 #include "tests/test_util.h"

@@ -1,4 +1,4 @@
-// Error bounds of reductions (oracle/error_bound.h, docs/design.md §4) and the class
+// Error bounds of reductions (oracle/error_bound/error_bound.h, docs/design.md §4) and the class
 // `real` of the oracle (oracle/checker.h): exact per-summand depths for the
 // textbook orders, ratios ≤ 1 on random reductions of random shapes, orders
 // and dtypes, a nearly attained bound (so an undercounted depth fails), wrong
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "oracle/checker.h"
-#include "oracle/error_bound.h"
-#include "oracle/program_gen.h"
+#include "oracle/error_bound/error_bound.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/input_gen.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"

@@ -1,4 +1,4 @@
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 
 #include <catch2/catch.hpp>
 

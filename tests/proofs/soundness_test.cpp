@@ -6,8 +6,9 @@
 // unknown and no Interval claim is unsound.
 #include <catch2/catch.hpp>
 
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "proofs/obligation.h"
+#include "semantics/program_obligations.h"
 #include "semantics/evaluator.h"
 #include "semantics/printer.h"
 #include "semantics/program_obligations.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "oracle/checker.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/mutants.h"
 #include "semantics/parser.h"
 #include "semantics/printer.h"

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "oracle/checker.h"
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
+#include "semantics/input_gen.h"
 #include "semantics/evaluator.h"
 #include "semantics/input_gen.h"
 #include "semantics/npy.h"

@@ -15,8 +15,8 @@
 #include <map>
 
 #include "oracle/checker.h"
-#include "oracle/error_bound.h"
-#include "oracle/program_gen.h"
+#include "oracle/error_bound/error_bound.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/expr_util.h"
 #include "semantics/input_gen.h"
 #include "semantics/npy.h"

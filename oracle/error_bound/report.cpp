@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "oracle/error_bound.h"
+#include "oracle/error_bound/error_bound.h"
 #include "semantics/printer.h"
 
 namespace stax::oracle {

@@ -6,7 +6,7 @@
 // sem::eval_iexpr, loads included).
 #include <functional>
 
-#include "oracle/error_bound_analyzer.h"
+#include "oracle/error_bound/analyzer.h"
 #include "semantics/index_eval.h"
 #include "semantics/printer.h"
 #include "semantics/views.h"
@@ -160,50 +160,51 @@ ViewStep Analyzer::view_step(const ViewE& v, const Shape& out, const Scope& sc) 
 Edge Analyzer::strip(Expr e, Scope sc, Family fam, const Shape& consumer) {
   Edge ed;
   ed.consumer = consumer;
-  std::string name;  // a name whose value is the current expression (no view since)
-  Resolved::K name_kind = Resolved::None;
-  for (int guard = 0;; ++guard) {
-    if (guard > 100000) throw AnalysisError{"view chain too long"};
-    if (auto* x = std::get_if<NameE>(&e->p)) {
-      Resolved r = resolve(x->name, sc);
-      if (r.k == Resolved::Input) {
-        ed.target = leaf_node(slot_by_name(x->name), x->name, e->type.shape, e->type.dtype);
-        break;
-      }
-      if (r.k == Resolved::None) throw AnalysisError{"unbound name " + x->name};
-      name = x->name;
-      name_kind = r.k;
-      e = r.e;
-      sc = r.sc;
-      continue;
+  // The views on the way, and a name whose value is the expression reached
+  // (no view since).
+  struct Hooks : ChainHooks {
+    Analyzer& a;
+    Edge& ed;
+    std::string name;
+    Resolved::K name_kind = Resolved::None;
+    Hooks(Analyzer& a, Edge& ed) : a(a), ed(ed) {}
+    void on_name(const std::string& n, Resolved::K k) {
+      name = n;
+      name_kind = k;
     }
-    if (auto* x = std::get_if<LetE>(&e->p)) {
-      sc = push(sc, x);
-      e = x->body;
-      continue;
-    }
-    if (auto* x = std::get_if<ViewE>(&e->p)) {
-      ed.views.push_back(view_step(*x, e->type.shape, sc));
+    void on_view(const ViewE& x, const Shape& out, const Scope& sc) {
+      ed.views.push_back(a.view_step(x, out, sc));
       name.clear();
       name_kind = Resolved::None;
-      e = x->src;
-      continue;
     }
-    if (is_candidate(e, sc, fam)) {
-      ed.target = node_for(e, sc, fam, name_kind == Resolved::Binding ? name : "");
+  } h(*this, ed);
+  ChainEnd end = follow_chain(std::move(e), std::move(sc), h);
+  const Expr& at = end.e;
+  switch (end.k) {
+    case ChainEnd::TooLong: throw AnalysisError{"view chain too long"};
+    case ChainEnd::Unbound: throw AnalysisError{"unbound name " + std::get<NameE>(at->p).name};
+    case ChainEnd::Input: {
+      const std::string& n = std::get<NameE>(at->p).name;
+      ed.target = leaf_node(slot_by_name(n), n, at->type.shape, at->type.dtype);
       break;
     }
-    int slot = name_kind == Resolved::Binding ? slot_by_name(name) : slot_hoist(e, sc);
-    std::string label = name;
-    if (label.empty()) {
-      label = print_expr(e, &p_);
-      if (label.size() > 48) label = label.substr(0, 45) + "...";
-      label = "(" + label + ")";
+    case ChainEnd::Value: {
+      if (is_candidate(at, end.sc, fam)) {
+        ed.target = node_for(at, end.sc, fam, h.name_kind == Resolved::Binding ? h.name : "");
+        break;
+      }
+      int slot = h.name_kind == Resolved::Binding ? slot_by_name(h.name) : slot_hoist(at, end.sc);
+      std::string label = h.name;
+      if (label.empty()) {
+        label = print_expr(at, &p_);
+        if (label.size() > 48) label = label.substr(0, 45) + "...";
+        label = "(" + label + ")";
+      }
+      ed.target = leaf_node(slot, label, at->type.shape, at->type.dtype);
+      break;
     }
-    ed.target = leaf_node(slot, label, e->type.shape, e->type.dtype);
-    break;
   }
-  ed.target_shape = e->type.shape;
+  ed.target_shape = at->type.shape;
   finalize(ed);
   return ed;
 }

@@ -3,7 +3,7 @@
 // maps (affine, floor/mod, wide intermediates, indirect loads), in bounds
 // unless the program is meant to fail; and the coercions that bring a tensor
 // to a shape or a dtype.
-#include "oracle/program_gen_internal.h"
+#include "oracle/gen/internal.h"
 #include "semantics/views.h"
 
 namespace stax::oracle::generator {

@@ -1,15 +1,16 @@
 // The error-bound analysis of reductions (§6.5, docs/design.md §4), private to
-// oracle/error_bound*.cpp: the summand graph (reduction nodes, linear maps,
+// oracle/error_bound/*.cpp: the summand graph (reduction nodes, linear maps,
 // leaves, and the edges through views between them), the per-element
 // accumulators, and the Analyzer that builds and walks them. The model and
-// the bound are stated in oracle/error_bound.h; each concept lives in its own
-// unit:
-//   error_bound.cpp            entry point: graphs of the roots, the evaluated program
-//   error_bound_structure.cpp  linear maps, sum DAGs, root discovery
-//   error_bound_graph.cpp      the summand graph: slots, nodes, edges, index mapping
-//   error_bound_visit.cpp      per-element rounding depths of every summand
-//   error_bound_rows.cpp       one row per root: measured error against the bound
-//   error_bound_report.cpp     the report as a table and as JSON
+// the bound are stated in oracle/error_bound/error_bound.h; each concept
+// lives in its own unit:
+//   error_bound.cpp  entry point: graphs of the roots, the evaluated program
+//   structure.cpp    linear maps, sum DAGs, root discovery
+//   graph.cpp        the summand graph: slots, nodes, edges, index mapping
+//   visit.cpp        per-element rounding depths of every summand
+//   rows.cpp         one row per root: measured error against the bound
+//   report.cpp       the report as a table and as JSON
+//   exact_sum.h, precision_depth.h  the exact sums and the per-format depths
 #pragma once
 
 #include <mpfr.h>
@@ -23,19 +24,19 @@
 #include <tuple>
 #include <vector>
 
-#include "oracle/error_bound.h"
-#include "oracle/exact_sum.h"
-#include "oracle/precision_depth.h"
+#include "oracle/error_bound/error_bound.h"
+#include "oracle/error_bound/exact_sum.h"
+#include "oracle/error_bound/precision_depth.h"
 #include "semantics/ieee_scalar.h"
 
 namespace stax::oracle::bound_analysis {
 
 using namespace sem;
-using namespace detail;  // precisions and depths (oracle/precision_depth.h), ExactSum
+using namespace detail;  // precisions and depths (oracle/error_bound/precision_depth.h), ExactSum
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-/// Folds at most this long read their elements once (error_bound_visit.cpp).
+/// Folds at most this long read their elements once (visit.cpp).
 constexpr int64_t kSmallFold = 64;
 /// Summand paths visited per analysis, at most (a 2^24 sum has 2^24).
 constexpr double kMaxPaths = double(int64_t(1) << 30);
@@ -229,7 +230,7 @@ struct MaxAcc {
   }
 };
 
-/// The elements of one row measured so far (error_bound_rows.cpp).
+/// The elements of one row measured so far (rows.cpp).
 struct RowRecorder;
 
 // ---- The analyzer ----
@@ -270,7 +271,57 @@ class Analyzer {
     return f;
   }
 
-  // -- structure recognition (error_bound_structure.cpp)
+  /// Where follow_chain stopped: at the expression that computes the value
+  /// (Value), at a name of an input or an unbound name (`e` is that name),
+  /// or after kMaxChainSteps steps (TooLong: `e` is where it was).
+  struct ChainEnd {
+    enum K { Value, Input, Unbound, TooLong } k = Value;
+    Expr e;
+    Scope sc;
+  };
+  /// What follow_chain reports on its way, before each step; a caller
+  /// derives from it and redefines the hooks it needs.
+  struct ChainHooks {
+    /// A let- or top-level-bound name (`k` Let or Binding), about to be replaced by its value.
+    void on_name(const std::string&, Resolved::K) {}
+    /// A let about to be entered; `sc` is the scope around it.
+    void on_let(const LetE&, const Scope&) {}
+    /// A view whose output has shape `out`, about to be replaced by its source.
+    void on_view(const ViewE&, const Shape&, const Scope&) {}
+  };
+  static constexpr int kMaxChainSteps = 100000;
+  /// The one let/view chain resolver of the analysis: follows `e` (in scope
+  /// `sc`) through names (to their let or top-level binding), lets (into
+  /// their body) and views (to their source) to where its values come from.
+  template <class Hooks = ChainHooks>
+  ChainEnd follow_chain(Expr e, Scope sc, Hooks&& hooks = {}) {
+    for (int step = 0; step < kMaxChainSteps; ++step) {
+      if (auto* x = std::get_if<NameE>(&e->p)) {
+        Resolved r = resolve(x->name, sc);
+        if (r.k == Resolved::Input) return {ChainEnd::Input, e, sc};
+        if (r.k == Resolved::None) return {ChainEnd::Unbound, e, sc};
+        hooks.on_name(x->name, r.k);
+        e = r.e;
+        sc = r.sc;
+        continue;
+      }
+      if (auto* x = std::get_if<LetE>(&e->p)) {
+        hooks.on_let(*x, sc);
+        sc = push(sc, x);
+        e = x->body;
+        continue;
+      }
+      if (auto* x = std::get_if<ViewE>(&e->p)) {
+        hooks.on_view(*x, e->type.shape, sc);
+        e = x->src;
+        continue;
+      }
+      return {ChainEnd::Value, e, sc};
+    }
+    return {ChainEnd::TooLong, e, sc};
+  }
+
+  // -- structure recognition (structure.cpp)
   const LinInfo* linear(const Lambda& fn);
   bool reaches_red(const Expr& e, Scope sc);
   /// A reduction root could start here (any family).
@@ -285,14 +336,14 @@ class Analyzer {
     return false;
   }
 
-  // -- root discovery (error_bound_structure.cpp)
+  // -- root discovery (structure.cpp)
   void walk(const Expr& e, const Scope& sc, const std::string& owner, bool top);
   void chain_walk(const Expr& e, const Scope& sc, Family fam, const std::string& owner);
   void strip_walk(Expr e, Scope sc, Family fam, const std::string& owner);
   void add_root(const Expr& e, const Scope& sc, Family fam, const std::string& owner, bool top);
   std::vector<RootSpec> roots();
 
-  // -- graph building (error_bound_graph.cpp)
+  // -- graph building (graph.cpp)
   int slot_by_name(const std::string& n);
   int slot_hoist(const Expr& e, const Scope& sc);
   int leaf_node(int slot, const std::string& label, const Shape& shape, DType dt);
@@ -301,7 +352,7 @@ class Analyzer {
   Edge strip(Expr e, Scope sc, Family fam, const Shape& consumer);
   void finalize(Edge& ed);
 
-  // -- index mapping (error_bound_graph.cpp)
+  // -- index mapping (graph.cpp)
   int64_t map_general(const Edge& ed, int64_t flat) const;
   int64_t map_one(const Edge& ed, int64_t flat) const;
   void cursor_start(const Edge& ed, int64_t flat) const;
@@ -312,7 +363,7 @@ class Analyzer {
   /// false, with the failure in `rep`, when it is ⊥.
   bool evaluate_slots(BoundReport& rep);
 
-  // -- per-element depths (error_bound_visit.cpp)
+  // -- per-element depths (visit.cpp)
   void emit(double v, const Depth& eff, const Depth& st, int leaf, int64_t off, SumAcc& a) const;
   void visit_sum(int id, int64_t q, const Depth& eff, const Depth& st, double sign, SumAcc& a) const;
   void visit_red_sum(const Node& nd, int64_t q, const Depth& eff, const Depth& st, double sign, SumAcc& a) const;
@@ -324,7 +375,7 @@ class Analyzer {
   void visit_max(int id, int64_t q, MaxAcc& a) const;
   void check_narrow(const Node& nd, int64_t q, int64_t nonzero_before, SumAcc& a) const;
 
-  // -- rows (error_bound_rows.cpp)
+  // -- rows (rows.cpp)
   BoundRow run_root(const RootSpec& r, int id);
   int accumulation_class(int id) const;
   void measure_sums(int id, int main_cls, const Tensor& val, RowRecorder& rec);

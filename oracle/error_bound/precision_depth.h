@@ -1,6 +1,6 @@
 // Per-format rounding depths of a summand path and their γ coefficients
 // (docs/design.md §4): the bookkeeping behind the error-bound analysis
-// (oracle/error_bound_analyzer.h).
+// (oracle/error_bound/analyzer.h).
 #pragma once
 
 #include <array>

@@ -8,7 +8,7 @@
 // product that may leave the normal range) are counted and skipped.
 #include <algorithm>
 
-#include "oracle/error_bound_analyzer.h"
+#include "oracle/error_bound/analyzer.h"
 
 namespace stax::oracle::bound_analysis {
 

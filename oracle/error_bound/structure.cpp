@@ -4,7 +4,7 @@
 // lets, another sum red or a linear map over sum partials), and the
 // reduction roots: a float sum/prod/max/min whose value something other than
 // a sum partial reads, or an output.
-#include "oracle/error_bound_analyzer.h"
+#include "oracle/error_bound/analyzer.h"
 #include "semantics/lambda_eval.h"
 
 namespace stax::oracle::bound_analysis {
@@ -115,36 +115,20 @@ bool Analyzer::reaches_red(const Expr& e0, Scope sc) {
   auto key = std::make_pair(e0.get(), scope_id(sc));
   if (auto it = reaches_.find(key); it != reaches_.end()) return it->second;
   reaches_[key] = false;  // guards against (impossible) cycles
-  Expr e = e0;
+  ChainEnd end = follow_chain(e0, std::move(sc));
+  const Expr& e = end.e;
   bool r = false;
-  for (int guard = 0; guard < 100000; ++guard) {
-    if (auto* x = std::get_if<NameE>(&e->p)) {
-      Resolved rs = resolve(x->name, sc);
-      if (rs.k != Resolved::Let && rs.k != Resolved::Binding) break;
-      e = rs.e;
-      sc = rs.sc;
-      continue;
-    }
-    if (auto* x = std::get_if<LetE>(&e->p)) {
-      sc = push(sc, x);
-      e = x->body;
-      continue;
-    }
-    if (auto* x = std::get_if<ViewE>(&e->p)) {
-      e = x->src;
-      continue;
-    }
+  if (end.k == ChainEnd::Value) {
     if (auto* x = std::get_if<RedE>(&e->p)) {
       r = x->op == RedOp::Sum && is_float(e->type.dtype);
     } else if (auto* x = std::get_if<MapE>(&e->p)) {
       if (is_float(e->type.dtype) && linear(x->fn))
         for (const Expr& a : x->args)
-          if (reaches_red(a, sc)) {
+          if (reaches_red(a, end.sc)) {
             r = true;
             break;
           }
     }
-    break;
   }
   reaches_[key] = r;
   return r;
@@ -210,45 +194,33 @@ void Analyzer::chain_walk(const Expr& e, const Scope& sc, Family fam, const std:
 }
 
 void Analyzer::strip_walk(Expr e, Scope sc, Family fam, const std::string& owner) {
-  bool via_binding = false;
-  std::string bname;
-  for (int guard = 0; guard < 100000; ++guard) {
-    if (auto* x = std::get_if<NameE>(&e->p)) {
-      Resolved r = resolve(x->name, sc);
-      if (r.k == Resolved::Binding) {
-        if (!via_binding) bname = x->name;
-        via_binding = true;
-        e = r.e;
-        sc = r.sc;
-        continue;
-      }
-      if (r.k == Resolved::Let) {
-        e = r.e;
-        sc = r.sc;
-        continue;
-      }
-      return;  // an input
+  // The first binding on the way, if any; let-bound reductions on the way
+  // that cannot be roots are walked where they are bound.
+  struct Hooks : ChainHooks {
+    Analyzer& a;
+    const std::string& owner;
+    bool via_binding = false;
+    std::string bname;
+    Hooks(Analyzer& a, const std::string& owner) : a(a), owner(owner) {}
+    void on_name(const std::string& n, Resolved::K k) {
+      if (k != Resolved::Binding) return;
+      if (!via_binding) bname = n;
+      via_binding = true;
     }
-    if (auto* x = std::get_if<LetE>(&e->p)) {
-      if (!rootable(x->value, sc)) walk(x->value, sc, owner, false);
-      sc = push(sc, x);
-      e = x->body;
-      continue;
+    void on_let(const LetE& x, const Scope& sc) {
+      if (!a.rootable(x.value, sc)) a.walk(x.value, sc, owner, false);
     }
-    if (auto* x = std::get_if<ViewE>(&e->p)) {
-      e = x->src;
-      continue;
-    }
-    break;
-  }
-  if (is_candidate(e, sc, fam)) {
-    if (via_binding) uses_[bname].chain = true;
-    chain_walk(e, sc, fam, via_binding ? bname : owner);
+  } h(*this, owner);
+  ChainEnd end = follow_chain(std::move(e), std::move(sc), h);
+  if (end.k == ChainEnd::Input || end.k == ChainEnd::Unbound) return;
+  if (is_candidate(end.e, end.sc, fam)) {
+    if (h.via_binding) uses_[h.bname].chain = true;
+    chain_walk(end.e, end.sc, fam, h.via_binding ? h.bname : owner);
     return;
   }
   // A leaf: a binding's own walk covers it; otherwise walk it here.
-  if (via_binding) uses_[bname].nonchain = true;
-  else walk(e, sc, owner, false);
+  if (h.via_binding) uses_[h.bname].nonchain = true;
+  else walk(end.e, end.sc, owner, false);
 }
 
 std::vector<RootSpec> Analyzer::roots() {

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <array>
 
-#include "oracle/error_bound_analyzer.h"
+#include "oracle/error_bound/analyzer.h"
 #include "semantics/lambda_eval.h"
 
 namespace stax::oracle::bound_analysis {

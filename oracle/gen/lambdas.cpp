@@ -4,7 +4,7 @@
 // integer divisors that are never zero unless the program is meant to fail.
 #include <cstdio>
 
-#include "oracle/program_gen_internal.h"
+#include "oracle/gen/internal.h"
 #include "semantics/scalar_op.h"
 
 namespace stax::oracle::generator {

@@ -2,12 +2,12 @@
 // inputs, the top-level bindings (normal ones, duplicates for CSE, index
 // tensors for gathers, and at most one construct that may make the program
 // ⊥), and the output statements. The public entry points of
-// oracle/program_gen.h.
-#include "oracle/program_gen.h"
+// oracle/gen/program_gen.h.
+#include "oracle/gen/program_gen.h"
 
 #include <variant>
 
-#include "oracle/program_gen_internal.h"
+#include "oracle/gen/internal.h"
 #include "semantics/parser.h"
 
 namespace stax::oracle {

@@ -2,7 +2,7 @@
 // (docs/design.md §2, §6): names in scope (maybe viewed), full/iota/rand leaves,
 // maps, reductions and let-in expressions, each of a requested shape and
 // dtype, every tensor within kMaxElements.
-#include "oracle/program_gen_internal.h"
+#include "oracle/gen/internal.h"
 
 namespace stax::oracle::generator {
 

@@ -1,17 +1,17 @@
 // Error bounds of reductions (§6.5, docs/design.md §4; the model is stated in
-// oracle/error_bound.h): the entry point. Finds the reduction roots, builds
-// their summand graphs, evaluates the program once with every tensor the
-// analysis reads as an extra output, and measures each root's elements
-// against the bound. The concepts live in oracle/error_bound_*.cpp (see
-// oracle/error_bound_analyzer.h).
-#include "oracle/error_bound.h"
+// oracle/error_bound/error_bound.h): the entry point. Finds the reduction
+// roots, builds their summand graphs, evaluates the program once with every
+// tensor the analysis reads as an extra output, and measures each root's
+// elements against the bound. The concepts live in the other files of
+// oracle/error_bound/ (see oracle/error_bound/analyzer.h).
+#include "oracle/error_bound/error_bound.h"
 
 #include <gmp.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "oracle/error_bound_analyzer.h"
+#include "oracle/error_bound/analyzer.h"
 
 namespace stax::oracle {
 

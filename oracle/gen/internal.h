@@ -1,12 +1,12 @@
 // The random program generator (docs/design.md §2, §6), private to
-// oracle/program_gen*.cpp: the generator's state and its steps. Every choice
+// oracle/gen/*.cpp: the generator's state and its steps. Every choice
 // draws from one splitmix64 stream (sem::Rng) in a fixed order, so the same
 // seed and options always give the same text; a step that moves between
 // units keeps its draws. Each concept lives in its own unit:
-//   program_gen.cpp          program assembly: inputs, bindings, the failing construct, outputs
-//   program_gen_lambdas.cpp  dtypes, constants and scalar lambdas
-//   program_gen_views.cpp    views and index maps; bringing a tensor to a shape or a dtype
-//   program_gen_tensors.cpp  shapes, leaves and tensor expressions (maps, reductions, lets)
+//   program_gen.cpp  program assembly: inputs, bindings, the failing construct, outputs
+//   lambdas.cpp      dtypes, constants and scalar lambdas
+//   views.cpp        views and index maps; bringing a tensor to a shape or a dtype
+//   tensors.cpp      shapes, leaves and tensor expressions (maps, reductions, lets)
 #pragma once
 
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "oracle/program_gen.h"
+#include "oracle/gen/program_gen.h"
 #include "semantics/random_inputs.h"
 
 namespace stax::oracle::generator {
@@ -114,7 +114,7 @@ class Gen {
     return p;
   }
 
-  // ---- dtypes and constants (program_gen_lambdas.cpp)
+  // ---- dtypes and constants (lambdas.cpp)
   DType pick_float();
   DType pick_int() { return coin(0.5) ? DType::I32 : DType::I64; }
   DType pick_dtype();
@@ -125,7 +125,7 @@ class Gen {
   std::string const_for(DType t, bool nonzero = false);
   std::string red_init(RedOp op, DType t);
 
-  // ---- scalar lambdas (program_gen_lambdas.cpp)
+  // ---- scalar lambdas (lambdas.cpp)
   struct Lam {
     std::vector<std::string> names;
     std::vector<DType> types;
@@ -141,7 +141,7 @@ class Gen {
   DType operand_type(const Lam& L, bool any);
   std::string lambda(const std::vector<DType>& P, DType want, bool unsafe_div = false);
 
-  // ---- views (program_gen_views.cpp)
+  // ---- views (views.cpp)
   std::vector<std::string> var_names(size_t n);
   bool index_ok(const Sym& x, int64_t s) const;
   std::vector<const Sym*> index_syms(int64_t s, size_t max_rank) const;
@@ -152,7 +152,7 @@ class Gen {
   TE coerce_shape(const TE& e, const Shape& S);
   TE coerce_dtype(const TE& e, DType dt);
 
-  // ---- shapes, tensor expressions (program_gen_tensors.cpp)
+  // ---- shapes, tensor expressions (tensors.cpp)
   int rand_rank(int lo = 0);
   void shrink(Shape& s, int64_t cap);
   Shape rand_shape(int rank, int64_t cap = kMaxElements);
